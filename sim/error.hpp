@@ -1,0 +1,33 @@
+// Errors a user can act on. InputError carries where in which file the problem is;
+// the CLI prints it as `file:line:col: error: message` and exits with code 2.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace hetsim {
+
+struct SourceLoc {
+    std::string file;
+    int line = 0;  // 1-based; 0 = unknown
+    int col = 0;   // 1-based; 0 = unknown
+};
+
+class InputError : public std::runtime_error {
+public:
+    InputError(SourceLoc where, const std::string& what)
+        : std::runtime_error(format(where, what)), where_(std::move(where)), message_(what) {}
+    const SourceLoc& where() const { return where_; }
+    const std::string& message() const { return message_; }
+
+    static std::string format(const SourceLoc& w, const std::string& what) {
+        std::string s = w.file.empty() ? std::string("<input>") : w.file;
+        if (w.line > 0) s += ":" + std::to_string(w.line) + ":" + std::to_string(w.col);
+        return s + ": error: " + what;
+    }
+
+private:
+    SourceLoc where_;
+    std::string message_;
+};
+
+}  // namespace hetsim
