@@ -1,6 +1,7 @@
 // Errors a user can act on. InputError carries where in which file the problem is;
 // the CLI prints it as `file:line:col: error: message` and exits with code 2.
 #pragma once
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -20,9 +21,11 @@ public:
     const std::string& message() const { return message_; }
 
     static std::string format(const SourceLoc& w, const std::string& what) {
-        std::string s = w.file.empty() ? std::string("<input>") : w.file;
-        if (w.line > 0) s += ":" + std::to_string(w.line) + ":" + std::to_string(w.col);
-        return s + ": error: " + what;
+        std::ostringstream s;
+        s << (w.file.empty() ? std::string("<input>") : w.file);
+        if (w.line > 0) s << ':' << w.line << ':' << w.col;
+        s << ": error: " << what;
+        return s.str();
     }
 
 private:

@@ -7,6 +7,9 @@
 
 namespace hetsim {
 
+__extension__ typedef __int128 i128;
+__extension__ typedef unsigned __int128 u128;
+
 class Time {
 public:
     constexpr Time() = default;
@@ -37,8 +40,8 @@ constexpr Time min(Time a, Time b) { return a < b ? a : b; }
 // Time to move `bytes` at `bytes_per_s`, rounded up to the next picosecond.
 inline Time transfer_time(uint64_t bytes, uint64_t bytes_per_s) {
     if (bytes == 0 || bytes_per_s == 0) return Time{};
-    unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 1'000'000'000'000ULL;
-    unsigned __int128 q = (num + bytes_per_s - 1) / bytes_per_s;
+    u128 num = static_cast<u128>(bytes) * 1'000'000'000'000ULL;
+    u128 q = (num + bytes_per_s - 1) / bytes_per_s;
     return Time::ps(static_cast<int64_t>(q));
 }
 

@@ -1,0 +1,59 @@
+// hetsim: predict CPU-GPU timelines from scenario files.
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "sim/engine.hpp"
+#include "sim/error.hpp"
+
+namespace {
+
+const char* kUsage =
+    "usage: hetsim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run FILE        simulate a scenario: summary, --format json, --trace, --csv\n"
+    "  graph FILE      print the scenario's dependency graph as Graphviz DOT\n"
+    "  calc NAME       the seed calculators: stage, overlap, offload, evidence\n"
+    "  params          list the hardware-profile parameters\n"
+    "  test            (launcher script) build and run the test suite\n"
+    "\n"
+    "`hetsim <command> --help` shows a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+        (args.empty() ? std::cerr : std::cout) << kUsage;
+        return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version") {
+        std::cout << "hetsim 0.1.0\n";
+        return 0;
+    }
+    std::string cmd = args[0];
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    try {
+        if (cmd == "run") return hetsim::cli::run_main(rest);
+        if (cmd == "graph") return hetsim::cli::graph_main(rest);
+        if (cmd == "calc") return hetsim::cli::calc_main(rest);
+        if (cmd == "params") return hetsim::cli::params_main(rest);
+        std::cerr << "hetsim: error: unknown command '" << cmd << "'\n" << kUsage;
+        return 2;
+    } catch (const hetsim::InputError& e) {
+        std::cerr << e.what() << "\n";
+        return 2;
+    } catch (const hetsim::DeadlockError& e) {
+        std::cerr << "hetsim: error: " << e.what() << "\n";
+        return 2;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "hetsim: error: out of memory; lower --max-ops or simplify the scenario\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "hetsim: internal error: " << e.what() << "\n";
+        return 3;
+    }
+}

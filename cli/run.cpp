@@ -1,0 +1,144 @@
+// `hetsim run` and `hetsim graph`: load a scenario, simulate, report.
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "frontend/expr.hpp"
+#include "frontend/scenario.hpp"
+#include "report/analysis.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/csv_report.hpp"
+#include "report/json_report.hpp"
+#include "report/output_file.hpp"
+#include "report/summary.hpp"
+#include "sim/engine.hpp"
+#include "sim/graph.hpp"
+
+namespace po = boost::program_options;
+
+namespace hetsim::cli {
+
+namespace {
+
+struct Common {
+    std::string file;
+    std::vector<std::string> sets;
+    uint64_t max_ops = 20'000'000;
+};
+
+void add_common(po::options_description& d, Common& c) {
+    d.add_options()
+        ("set", po::value(&c.sets)->composing(), "override a param (name=value) or a profile parameter (hardware.key=value); repeatable")
+        ("max-ops", po::value(&c.max_ops)->default_value(c.max_ops), "cap on ops after loop expansion");
+}
+
+// Parses options; returns -1 to go on, or an exit code (help printed, or a usage error).
+int parse(const std::vector<std::string>& args, po::options_description& visible, Common& c, const char* usage,
+          po::variables_map& vm) {
+    po::options_description all;
+    all.add(visible).add_options()("file", po::value(&c.file));
+    po::positional_options_description pos;
+    pos.add("file", 1);
+    try {
+        po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "hetsim: error: " << e.what() << "\n" << usage << "\n" << visible;
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << usage << "\n" << visible;
+        return 0;
+    }
+    if (c.file.empty()) {
+        std::cerr << "hetsim: error: no scenario file given\n" << usage << "\n" << visible;
+        return 2;
+    }
+    return -1;
+}
+
+LoadOptions load_options(const Common& c) {
+    LoadOptions o;
+    o.max_ops = c.max_ops;
+    for (const auto& s : c.sets) {
+        auto eq = s.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw InputError({"--set " + s}, "expected name=value, e.g. --set chunks=8 or --set hardware.copy.h2d.bandwidth=32GB/s");
+        o.sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
+    return o;
+}
+
+}  // namespace
+
+int run_main(const std::vector<std::string>& args) {
+    Common c;
+    std::string format = "text", trace, csv, json_out, time_limit;
+    po::options_description d("run options");
+    d.add_options()("help,h", "show this help")
+        ("format", po::value(&format)->default_value("text"), "text or json (printed to stdout)")
+        ("trace", po::value(&trace), "write a Chrome trace (open it in Perfetto) to this file")
+        ("csv", po::value(&csv), "write one CSV row per op to this file")
+        ("json", po::value(&json_out), "write the JSON report to this file")
+        ("time-limit", po::value(&time_limit), "stop with an error past this simulated time, e.g. 10s");
+    add_common(d, c);
+    po::variables_map vm;
+    if (int rc = parse(args, d, c, "usage: hetsim run FILE [options]", vm); rc >= 0) return rc;
+    if (format != "text" && format != "json") throw InputError({"--format"}, "expected text or json, got '" + format + "'");
+    EngineOptions eo;
+    if (!time_limit.empty()) {
+        Value v;
+        try {
+            v = parse_literal(time_limit);
+        } catch (const std::exception& e) {
+            throw InputError({"--time-limit"}, e.what());
+        }
+        if (v.dim != Dim::Time || v.i <= 0) throw InputError({"--time-limit"}, "expected a positive time such as 10s, got '" + time_limit + "'");
+        eo.time_limit = Time::ps(v.i);
+    }
+    Scenario sc = load_scenario(c.file, load_options(c));
+    Timeline tl = simulate(sc.program, sc.profile, eo);
+    report::Analysis an = report::analyze(sc.program, tl);
+    std::string json_text;
+    if (format == "json" || !json_out.empty()) json_text = report::dump_json(report::to_json(sc.program, tl, an));
+    // Files first, each written whole or not at all; then stdout.
+    if (!trace.empty())
+        report::write_file_atomic(trace, report::to_string_with([&](std::ostream& o) { report::write_chrome_trace(o, sc.program, tl); }));
+    if (!csv.empty())
+        report::write_file_atomic(csv, report::to_string_with([&](std::ostream& o) { report::write_csv(o, sc.program, tl); }));
+    if (!json_out.empty()) report::write_file_atomic(json_out, json_text + "\n");
+    if (format == "json") std::cout << json_text << "\n";
+    else report::write_summary(std::cout, sc.program, tl, an);
+    return 0;
+}
+
+int graph_main(const std::vector<std::string>& args) {
+    Common c;
+    std::string out;
+    po::options_description d("graph options");
+    d.add_options()("help,h", "show this help")("output,o", po::value(&out), "write the DOT graph to this file instead of stdout");
+    add_common(d, c);
+    po::variables_map vm;
+    if (int rc = parse(args, d, c, "usage: hetsim graph FILE [options]", vm); rc >= 0) return rc;
+    Scenario sc = load_scenario(c.file, load_options(c));
+    DepGraph g = build_graph(sc.program);
+    std::string dot = report::to_string_with([&](std::ostream& o) { write_dot(o, sc.program, g); });
+    if (out.empty()) std::cout << dot;
+    else report::write_file_atomic(out, dot);
+    return 0;
+}
+
+int params_main(const std::vector<std::string>& args) {
+    if (!args.empty() && args[0] != "-h" && args[0] != "--help") {
+        std::cerr << "hetsim: error: 'params' takes no arguments\n";
+        return 2;
+    }
+    std::cout << "hardware-profile parameters (set them in a profile, under 'hardware:' in a scenario,\n"
+                 "or with --set hardware.<key>=<value>; 'hardware.zero_latency=true' zeroes all latencies):\n\n";
+    for (const auto& p : param_decls())
+        std::printf("  %-30s %-9s %s%s\n", p.key, to_string(p.dim), p.description, p.latency ? " [latency]" : "");
+    return 0;
+}
+
+}  // namespace hetsim::cli

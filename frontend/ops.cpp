@@ -1,0 +1,354 @@
+// Lowering of op lists (threads form) and task graphs (tasks form) into Program ops.
+#include <algorithm>
+
+#include "frontend/lowerer.hpp"
+#include "models/kernel_model.hpp"
+#include "sim/graph.hpp"
+
+namespace hetsim {
+
+namespace {
+
+const std::vector<std::string>& op_kinds() {
+    static const std::vector<std::string> k{"host", "kernel", "memcpy", "memcpy_async", "memset", "memset_async",
+                                            "event_record", "stream_wait_event", "event_sync", "stream_sync",
+                                            "device_sync", "prefetch", "repeat", "if"};
+    return k;
+}
+
+std::vector<std::string> keys_for(const std::string& kind, bool task) {
+    std::vector<std::string> k{kind, "name"};
+    auto add = [&](std::initializer_list<const char*> more) { k.insert(k.end(), more.begin(), more.end()); };
+    if (kind == "host") add({"duration", "uses"});
+    else if (kind == "kernel") add({"stream", "duration", "flops", "bytes", "grid", "block", "registers", "shared_memory", "uses"});
+    else if (kind == "memcpy" || kind == "memset") add({"src", "dst", "bytes", "direction", "memory"});
+    else if (kind == "memcpy_async" || kind == "memset_async") add({"src", "dst", "bytes", "direction", "memory", "stream"});
+    else if (kind == "event_record" || kind == "stream_wait_event") add({"stream"});
+    else if (kind == "prefetch") add({"to", "bytes", "stream"});
+    else if (kind == "repeat") { k = {"repeat", "var", "do"}; }
+    else if (kind == "if") { k = {"if", "then", "else"}; }
+    if (kind == "memset" || kind == "memset_async") k.erase(std::remove(k.begin(), k.end(), std::string("src")), k.end());
+    if (task) {
+        k.push_back("after");
+        if (kind == "host") k.push_back("thread");
+        else if (std::find(k.begin(), k.end(), "stream") == k.end()) k.push_back("stream");
+    }
+    return k;
+}
+
+}  // namespace
+
+void Lowerer::lower_thread(const std::string& name, const YAML::Node& list) {
+    int32_t thread = threads_.at(name);
+    if (!list.IsSequence()) fail_at(list, "thread '" + name + "' must be a list of ops");
+    lower_list(list, thread);
+}
+
+void Lowerer::lower_list(const YAML::Node& list, int32_t thread) {
+    if (!list.IsSequence()) fail_at(list, std::string("expected a list of ops, got a ") + node_type_name(list));
+    for (const auto& op : list) lower_op(op, thread);
+}
+
+static std::string find_kind(const Lowerer& L, const YAML::Node& n) {
+    if (!n.IsMap()) L.fail_at(n, std::string("an op must be a mapping such as {kernel: name, stream: s}, got a ") + node_type_name(n));
+    std::string kind;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+        std::string k = it->first.IsScalar() ? it->first.Scalar() : "";
+        if (std::find(op_kinds().begin(), op_kinds().end(), k) != op_kinds().end()) {
+            if (!kind.empty()) L.fail_at(it->first, "op has two kinds, '" + kind + "' and '" + k + "'; split it into two ops");
+            kind = k;
+        }
+    }
+    if (kind.empty()) {
+        std::string first = n.begin()->first.Scalar();
+        std::string near = did_you_mean(first, op_kinds());
+        std::string msg = "unknown op '" + first + "'";
+        if (!near.empty()) msg += "; did you mean '" + near + "'?";
+        else {
+            msg += " (expected one of:";
+            for (const auto& k : op_kinds()) msg += " " + k;
+            msg += ")";
+        }
+        L.fail_at(n.begin()->first, msg);
+    }
+    return kind;
+}
+
+void Lowerer::lower_op(const YAML::Node& n, int32_t thread) {
+    std::string kind = find_kind(*this, n);
+    check_keys(n, file_, keys_for(kind, false), kind + " op");
+    if (kind == "repeat") {
+        int64_t count = need_int(n["repeat"], "repeat count", 0, static_cast<int64_t>(opts_.max_ops));
+        std::string var = n["var"] ? need_name(n["var"], "loop variable") : "i";
+        for (const auto& lv : loop_vars_)
+            if (lv.first == var) fail_at(n["var"] ? n["var"] : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
+        if (params_.count(var)) fail_at(n["var"] ? n["var"] : n, "loop variable '" + var + "' shadows a param of the same name");
+        if (!n["do"]) fail_at(n, "repeat needs a 'do' list of ops");
+        if (++depth_ > 16) fail_at(n, "repeat blocks nest deeper than 16");
+        loop_vars_.push_back({var, 0});
+        for (int64_t i = 0; i < count; ++i) {
+            loop_vars_.back().second = i;
+            lower_list(n["do"], thread);
+        }
+        loop_vars_.pop_back();
+        --depth_;
+        return;
+    }
+    if (kind == "if") {
+        Value c = eval(n["if"]);
+        if (c.dim != Dim::None) fail_at(n["if"], "condition must be a comparison such as 'i > 0'");
+        bool yes = c.integral ? c.i != 0 : c.d != 0;
+        if (!n["then"] && !n["else"]) fail_at(n, "'if' needs a 'then' list (and optionally 'else')");
+        if (yes && n["then"]) lower_list(n["then"], thread);
+        if (!yes && n["else"]) lower_list(n["else"], thread);
+        return;
+    }
+    Op op;
+    op.thread = thread;
+    std::string label;
+    fill_op(op, kind, n, thread, label, false);
+    uint32_t idx = emit(op, n, label);
+    sc_.program.threads[thread].ops.push_back(idx);
+}
+
+uint32_t Lowerer::emit(Op op, const YAML::Node& where, const std::string& label) {
+    if (sc_.program.ops.size() >= opts_.max_ops)
+        fail_at(where, "the scenario expands to more than " + std::to_string(opts_.max_ops) +
+                           " ops; raise the cap with --max-ops if this is intended");
+    op.name = intern_name(label);
+    op.loc = intern_loc(where);
+    op.iter_begin = static_cast<uint32_t>(sc_.program.iter_indices.size());
+    op.iter_count = static_cast<uint8_t>(loop_vars_.size());
+    for (const auto& lv : loop_vars_) sc_.program.iter_indices.push_back(static_cast<uint32_t>(lv.second));
+    sc_.program.ops.push_back(op);
+    return static_cast<uint32_t>(sc_.program.ops.size() - 1);
+}
+
+void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
+                      bool task) {
+    const YAML::Node head = n[kind];
+    auto default_stream = [&]() -> int32_t {
+        return default_per_thread_ && thread >= 0 ? per_thread_stream(thread) : 0;
+    };
+    auto stream_or_default = [&]() { return n["stream"] ? stream_ref(n["stream"], thread) : default_stream(); };
+    auto label_from_head = [&]() {
+        if (head && head.IsScalar() && !head.Scalar().empty()) label = substitute(head, head.Scalar());
+        else label = kind;
+    };
+    if (kind == "host") {
+        op.kind = OpKind::HostWork;
+        label_from_head();
+        if (!n["duration"]) fail_at(n, "host op '" + label + "' needs a 'duration' such as 2ms");
+        op.duration = need_time(n["duration"], "duration");
+    } else if (kind == "kernel") {
+        op.kind = OpKind::Kernel;
+        label_from_head();
+        op.stream = stream_or_default();
+        fill_kernel(op, n);
+    } else if (kind == "memcpy" || kind == "memcpy_async" || kind == "memset" || kind == "memset_async") {
+        bool memset = kind.rfind("memset", 0) == 0;
+        op.kind = memset ? OpKind::Memset : OpKind::Memcpy;
+        op.sync = !task && kind.find("_async") == std::string::npos;
+        label_from_head();
+        op.stream = op.sync ? default_stream() : stream_or_default();
+        fill_copy(op, n, memset);
+    } else if (kind == "event_record" || kind == "stream_wait_event") {
+        op.kind = kind == "event_record" ? OpKind::EventRecord : OpKind::StreamWaitEvent;
+        op.event = event_ref(head);
+        op.stream = stream_or_default();
+        label = kind + ":" + sc_.program.events[op.event].name;
+    } else if (kind == "event_sync") {
+        op.kind = OpKind::EventSync;
+        op.event = event_ref(head);
+        label = "event_sync:" + sc_.program.events[op.event].name;
+    } else if (kind == "stream_sync") {
+        op.kind = OpKind::StreamSync;
+        op.stream = stream_ref(head, thread);
+        label = "stream_sync:" + sc_.program.streams[op.stream].name;
+    } else if (kind == "device_sync") {
+        op.kind = OpKind::DeviceSync;
+        label = "device_sync";
+    } else if (kind == "prefetch") {
+        op.kind = OpKind::Prefetch;
+        op.buffer = buffer_ref(head);
+        const Buffer& b = sc_.program.buffers[op.buffer];
+        if (b.kind != MemKind::Managed) fail_at(head, "prefetch needs a managed buffer; '" + b.name + "' is " + to_string(b.kind));
+        op.stream = stream_or_default();
+        op.bytes = n["bytes"] ? need_bytes(n["bytes"], "bytes") : b.bytes;
+        if (op.bytes > b.bytes) fail_at(n["bytes"], "prefetch of " + std::to_string(op.bytes) + " bytes overruns buffer '" + b.name + "' (" + std::to_string(b.bytes) + " bytes)");
+        std::string to = n["to"] ? need_name(n["to"], "to") : "device";
+        if (to != "device" && to != "host") fail_at(n["to"], "prefetch 'to' must be 'device' or 'host', got '" + to + "'");
+        op.to_device = to == "device";
+        label = "prefetch:" + b.name;
+    }
+    if (YAML::Node nm = n["name"]) label = need_name(nm, "name");
+    if (YAML::Node u = n["uses"]) {
+        if (!u.IsSequence()) fail_at(u, "'uses' must be a list of managed buffers");
+        op.uses_begin = static_cast<uint32_t>(sc_.program.uses.size());
+        for (const auto& b : u) {
+            int32_t id = buffer_ref(b);
+            if (sc_.program.buffers[id].kind != MemKind::Managed)
+                fail_at(b, "'uses' lists managed buffers whose residency matters; '" + sc_.program.buffers[id].name + "' is " +
+                               to_string(sc_.program.buffers[id].kind));
+            sc_.program.uses.push_back(static_cast<uint32_t>(id));
+        }
+        op.uses_count = static_cast<uint16_t>(sc_.program.uses.size() - op.uses_begin);
+    }
+}
+
+void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
+    const auto& bufs = sc_.program.buffers;
+    auto host_side = [](MemKind k) { return k == MemKind::Pinned || k == MemKind::Pageable; };
+    uint64_t limit = UINT64_MAX;
+    const Buffer* limit_buf = nullptr;
+    if (memset) {
+        op.dir = CopyDir::D2D;
+        op.host_mem = MemKind::Device;
+        if (n["dst"]) {
+            int32_t d = buffer_ref(n["dst"]);
+            if (host_side(bufs[d].kind)) fail_at(n["dst"], "memset writes device or managed memory; '" + bufs[d].name + "' is " + to_string(bufs[d].kind));
+            limit = bufs[d].bytes;
+            limit_buf = &bufs[d];
+        }
+    } else if (n["src"] || n["dst"]) {
+        if (!n["src"] || !n["dst"]) fail_at(n, "a copy needs both 'src' and 'dst' buffers (or 'direction' and 'bytes')");
+        if (n["direction"] || n["memory"]) fail_at(n["direction"] ? n["direction"] : n["memory"], "with 'src' and 'dst' the direction and memory kind come from the buffers; drop 'direction'/'memory'");
+        int32_t s = buffer_ref(n["src"]), d = buffer_ref(n["dst"]);
+        const Buffer &sb = bufs[s], &db = bufs[d];
+        bool sh = host_side(sb.kind), dh = host_side(db.kind);
+        if (sh && dh) fail_at(n, "host-to-host copies ('" + sb.name + "' -> '" + db.name + "') are not CUDA copies; model them as host work");
+        if (sb.kind == MemKind::Managed && db.kind == MemKind::Managed) fail_at(n, "copies between two managed buffers are not modelled");
+        if (sh || (sb.kind == MemKind::Managed && db.kind == MemKind::Device)) {
+            op.dir = CopyDir::H2D;
+            op.host_mem = sb.kind;
+            op.buffer = sb.kind == MemKind::Managed ? s : kNone;
+        } else if (dh || (db.kind == MemKind::Managed && sb.kind == MemKind::Device)) {
+            op.dir = CopyDir::D2H;
+            op.host_mem = db.kind;
+            op.buffer = db.kind == MemKind::Managed ? d : kNone;
+        } else {
+            op.dir = CopyDir::D2D;
+            op.host_mem = MemKind::Device;
+        }
+        limit = std::min(sb.bytes, db.bytes);
+        limit_buf = sb.bytes < db.bytes ? &sb : &db;
+    } else {
+        if (!n["direction"]) fail_at(n, "a copy needs 'src' and 'dst' buffers, or 'direction' (h2d, d2h, d2d) and 'bytes'");
+        std::string dir = need_name(n["direction"], "direction");
+        if (dir == "h2d") op.dir = CopyDir::H2D;
+        else if (dir == "d2h") op.dir = CopyDir::D2H;
+        else if (dir == "d2d") op.dir = CopyDir::D2D;
+        else fail_at(n["direction"], "direction must be h2d, d2h or d2d, got '" + dir + "'");
+        std::string mem = n["memory"] ? need_name(n["memory"], "memory") : "pinned";
+        if (mem == "pinned") op.host_mem = MemKind::Pinned;
+        else if (mem == "pageable") op.host_mem = MemKind::Pageable;
+        else if (mem == "managed") op.host_mem = MemKind::Managed;
+        else fail_at(n["memory"], "memory must be pinned, pageable or managed, got '" + mem + "'");
+        if (op.dir == CopyDir::D2D) op.host_mem = MemKind::Device;
+    }
+    if (n["bytes"]) op.bytes = need_bytes(n["bytes"], "bytes");
+    else if (limit != UINT64_MAX) op.bytes = limit;
+    else fail_at(n, std::string(memset ? "memset" : "copy") + " needs 'bytes' (a size such as 64MiB)");
+    if (limit_buf && op.bytes > limit)
+        fail_at(n["bytes"], "copy of " + std::to_string(op.bytes) + " bytes overruns buffer '" + limit_buf->name + "' (" +
+                                std::to_string(limit_buf->bytes) + " bytes)");
+}
+
+void Lowerer::fill_kernel(Op& op, const YAML::Node& n) {
+    const HwProfile& p = sc_.profile;
+    bool has_dur = bool(n["duration"]), has_roof = n["flops"] || n["bytes"];
+    if (has_dur && has_roof) fail_at(n["duration"], "a kernel takes either 'duration' or 'flops'/'bytes' (roofline), not both");
+    if (!has_dur && !has_roof) fail_at(n, "kernel needs a 'duration', or 'flops' and/or 'bytes' for a roofline estimate");
+    if (has_dur) op.duration = need_time(n["duration"], "duration");
+    if (n["flops"]) op.flops = need_real(n["flops"], "flops");
+    if (n["bytes"]) op.bytes = need_bytes(n["bytes"], "bytes");
+    op.shape.grid = n["grid"] ? static_cast<uint32_t>(need_int(n["grid"], "grid", 1, INT32_MAX)) : static_cast<uint32_t>(p.sm_count);
+    op.shape.block = n["block"] ? static_cast<uint32_t>(need_int(n["block"], "block", 1, 1024)) : 256;
+    op.shape.regs_per_thread = n["registers"] ? static_cast<uint32_t>(need_int(n["registers"], "registers", 1, 255)) : 32;
+    op.shape.smem_per_block = n["shared_memory"] ? static_cast<uint32_t>(std::min<uint64_t>(need_bytes(n["shared_memory"], "shared_memory"), UINT32_MAX)) : 0;
+    check_kernel_fits(op, n);
+}
+
+void Lowerer::check_kernel_fits(const Op& op, const YAML::Node& n) const {
+    std::string why;
+    if (blocks_per_sm(sc_.profile, op.shape, &why) == 0) fail_at(n, "kernel cannot fit on an SM: " + why);
+}
+
+// ---------------------------------------------------------------- tasks form
+
+void Lowerer::lower_tasks(const YAML::Node& tasks) {
+    Program& pg = sc_.program;
+    pg.tasks_form = true;
+    if (!tasks.IsMap() || tasks.size() == 0) fail_at(tasks, "'tasks' must map task names to ops with 'after' lists");
+    std::unordered_map<std::string, uint32_t> index;
+    std::vector<YAML::Node> after_nodes;
+    std::vector<YAML::Node> key_nodes;
+    for (auto it = tasks.begin(); it != tasks.end(); ++it) {
+        std::string name = need_name(it->first, "task name");
+        if (index.count(name)) fail_at(it->first, "duplicate task '" + name + "'");
+        const YAML::Node& n = it->second;
+        std::string kind = find_kind(*this, n);
+        if (kind == "repeat" || kind == "if" || kind == "event_sync" || kind == "stream_sync" || kind == "device_sync" ||
+            kind == "event_record" || kind == "stream_wait_event")
+            fail_at(n[kind], "'" + kind + "' is not a task; in the tasks form, dependencies are 'after' lists");
+        check_keys(n, file_, keys_for(kind, true), "task '" + name + "'");
+        Op op;
+        int32_t thread = kNone;
+        if (kind == "host") {
+            std::string tname = n["thread"] ? need_name(n["thread"], "thread") : "main";
+            auto t = threads_.find(tname);
+            if (t == threads_.end()) {
+                t = threads_.emplace(tname, static_cast<int32_t>(pg.threads.size())).first;
+                pg.threads.push_back(HostThread{tname, {}});
+                per_thread_.push_back(-1);
+            }
+            thread = t->second;
+        }
+        op.thread = thread;
+        std::string label;
+        fill_op(op, kind, n, thread, label, true);
+        if (!n["name"]) label = name;
+        uint32_t idx = emit(op, n, label);
+        index[name] = idx;
+        if (thread >= 0) pg.threads[thread].ops.push_back(idx);
+        else pg.gpu_tasks.push_back(idx);
+        after_nodes.push_back(n["after"]);
+        key_nodes.push_back(it->first);
+    }
+    std::vector<std::string> names;
+    for (const auto& kv : index) names.push_back(kv.first);
+    std::sort(names.begin(), names.end());
+    for (size_t t = 0; t < after_nodes.size(); ++t) {
+        Op& op = pg.ops[t];
+        op.after_begin = static_cast<uint32_t>(pg.after.size());
+        const YAML::Node& a = after_nodes[t];
+        if (a) {
+            std::vector<YAML::Node> refs;
+            if (a.IsScalar()) refs.push_back(a);
+            else if (a.IsSequence()) for (const auto& r : a) refs.push_back(r);
+            else fail_at(a, "'after' must be a list of task names");
+            for (const auto& r : refs) {
+                std::string dep = need_name(r, "task name");
+                auto it = index.find(dep);
+                if (it == index.end()) {
+                    std::string near = did_you_mean(dep, names);
+                    fail_at(r, "'after' names unknown task '" + dep + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+                }
+                if (it->second == t) fail_at(r, "task '" + key_nodes[t].Scalar() + "' lists itself in 'after'");
+                if (std::find(pg.after.begin() + op.after_begin, pg.after.end(), it->second) != pg.after.end())
+                    fail_at(r, "task '" + dep + "' appears twice in 'after'");
+                pg.after.push_back(it->second);
+            }
+        }
+        op.after_count = static_cast<uint32_t>(pg.after.size() - op.after_begin);
+    }
+    std::vector<uint32_t> cycle = find_cycle(pg);
+    if (!cycle.empty()) {
+        std::string msg = "tasks form a dependency cycle:";
+        for (uint32_t c : cycle) msg += " " + pg.op_name(c) + " ->";
+        msg += " " + pg.op_name(cycle.front());
+        throw InputError(pg.locs[pg.ops[cycle.front()].loc], msg);
+    }
+}
+
+}  // namespace hetsim

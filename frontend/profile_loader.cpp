@@ -1,0 +1,97 @@
+#include "frontend/profile_loader.hpp"
+
+#include <filesystem>
+#include <set>
+
+#include "frontend/expr.hpp"
+#include "frontend/yaml_util.hpp"
+
+namespace hetsim {
+
+void set_profile_param(HwProfile& p, const std::string& key, const std::string& text, const SourceLoc& where) {
+    const ParamDecl* d = find_param(key);
+    if (!d) {
+        std::vector<std::string> keys;
+        for (const auto& k : param_decls()) keys.push_back(k.key);
+        std::string msg = "unknown hardware parameter '" + key + "'";
+        std::string near = did_you_mean(key, keys);
+        msg += near.empty() ? " (`hetsim params` lists them)" : "; did you mean '" + near + "'?";
+        throw InputError(where, msg);
+    }
+    if (d->flag) {
+        if (text == "true" || text == "on" || text == "1") p.*(d->flag) = true;
+        else if (text == "false" || text == "off" || text == "0") p.*(d->flag) = false;
+        else throw InputError(where, "hardware parameter '" + key + "' must be true or false, got '" + text + "'");
+        return;
+    }
+    Value v;
+    try {
+        v = parse_literal(text);
+    } catch (const ExprError& e) {
+        throw InputError(where, "hardware parameter '" + key + "': " + e.what());
+    }
+    if (v.dim != d->dim) {
+        std::string want = d->dim == Dim::Time ? "a time such as 2.5us" : d->dim == Dim::Bytes ? "a size such as 64MiB"
+                         : d->dim == Dim::Bandwidth ? "a bandwidth such as 16GB/s" : "a plain number";
+        throw InputError(where, "hardware parameter '" + key + "' must be " + want + ", got '" + text + "'");
+    }
+    double x = v.as_double();
+    if (x < 0 || (d->positive && x <= 0))
+        throw InputError(where, "hardware parameter '" + key + "' must be " + (d->positive ? "positive" : "non-negative") +
+                                    ", got '" + text + "'");
+    if (d->time) p.*(d->time) = Time::ps(v.i);
+    else if (d->count) {
+        if (!v.integral) throw InputError(where, "hardware parameter '" + key + "' must be a whole number, got '" + text + "'");
+        p.*(d->count) = static_cast<uint64_t>(v.i);
+    } else if (d->real) p.*(d->real) = x;
+}
+
+void zero_latencies(HwProfile& p) {
+    for (const auto& d : param_decls())
+        if (d.latency && d.time) p.*(d.time) = Time{};
+}
+
+HwProfile load_profile(const std::string& name, const SourceLoc& where) {
+    namespace fs = std::filesystem;
+    std::string path = name;
+    if (name.find('/') == std::string::npos && name.find(".yaml") == std::string::npos) {
+        path = profiles_dir() + "/" + name + ".yaml";
+        if (!fs::exists(path)) {
+            std::vector<std::string> names;
+            std::string list;
+            if (fs::is_directory(profiles_dir()))
+                for (const auto& e : fs::directory_iterator(profiles_dir()))
+                    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+            std::sort(names.begin(), names.end());
+            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+            throw InputError(where, "unknown hardware profile '" + name + "' (shipped: " + list + ")");
+        }
+    }
+    YAML::Node root = load_yaml_file(path);
+    check_keys(root, path, {"name", "description", "params"}, "profile");
+    HwProfile p;
+    p.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar() : name;
+    YAML::Node params = root["params"];
+    if (!params || !params.IsMap()) fail(root, path, "profile has no 'params' mapping");
+    std::set<std::string> seen;
+    for (auto it = params.begin(); it != params.end(); ++it) {
+        std::string key = it->first.Scalar();
+        YAML::Node v = it->second;
+        if (!seen.insert(key).second) fail(it->first, path, "duplicate parameter '" + key + "' in profile");
+        YAML::Node value = v;
+        if (v.IsMap()) {
+            check_keys(v, path, {"value", "source", "status", "residual", "fit"}, "parameter '" + key + "'");
+            value = v["value"];
+            if (!value) fail(v, path, "parameter '" + key + "' has no 'value'");
+        }
+        if (!value.IsScalar()) fail(value, path, "parameter '" + key + "' must be a scalar value");
+        set_profile_param(p, key, value.Scalar(), loc_of(value, path));
+    }
+    for (const auto& d : param_decls())
+        if (!seen.count(d.key))
+            throw InputError(loc_of(params, path), std::string("profile is missing parameter '") + d.key + "' (" +
+                                                       d.description + ")");
+    return p;
+}
+
+}  // namespace hetsim

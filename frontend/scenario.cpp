@@ -1,0 +1,426 @@
+#include "frontend/scenario.hpp"
+
+#include "frontend/lowerer.hpp"
+#include "frontend/profile_loader.hpp"
+
+namespace hetsim {
+
+Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
+    YAML::Node root = load_yaml_file(path);
+    return Lowerer(path, opts).run(root);
+}
+
+Scenario load_scenario_text(const std::string& yaml, const std::string& file, const LoadOptions& opts) {
+    YAML::Node root = load_yaml_text(yaml, file);
+    return Lowerer(file, opts).run(root);
+}
+
+Scenario Lowerer::run(const YAML::Node& root) {
+    check_keys(root, file_, {"name", "description", "hardware", "params", "options", "buffers", "streams", "events",
+                             "threads", "tasks"},
+               "scenario");
+    sc_.program.source = file_;
+    sc_.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar() : file_;
+    parse_params(root["params"]);
+    parse_hardware(root["hardware"]);
+    if (root["options"]) parse_options(root["options"]);
+    // The legacy default stream always exists as stream 0.
+    sc_.program.streams.push_back(Stream{"default", StreamKind::Legacy, 0, -1});
+    streams_["default"] = 0;
+    streams_["legacy"] = 0;
+    if (root["buffers"]) parse_buffers(root["buffers"]);
+    if (root["streams"]) parse_streams(root["streams"]);
+    if (root["events"]) parse_events(root["events"]);
+    YAML::Node threads = root["threads"], tasks = root["tasks"];
+    if (threads && tasks) fail_at(tasks, "a scenario has either 'threads' or 'tasks', not both");
+    if (!threads && !tasks) fail_at(root, "scenario has no work: add 'threads' (op lists) or 'tasks' (a graph)");
+    if (threads) {
+        if (!threads.IsMap() || threads.size() == 0)
+            fail_at(threads, "'threads' must map each host thread's name to its list of ops");
+        for (auto it = threads.begin(); it != threads.end(); ++it) {
+            std::string name = need_name(it->first, "thread name");
+            if (threads_.count(name)) fail_at(it->first, "duplicate thread '" + name + "'");
+            threads_[name] = static_cast<int32_t>(sc_.program.threads.size());
+            sc_.program.threads.push_back(HostThread{name, {}});
+            per_thread_.push_back(-1);
+        }
+        for (auto it = threads.begin(); it != threads.end(); ++it) lower_thread(it->first.Scalar(), it->second);
+    } else {
+        lower_tasks(tasks);
+    }
+    return std::move(sc_);
+}
+
+// ---------------------------------------------------------------- declarations
+
+void Lowerer::parse_params(const YAML::Node& n) {
+    if (n) {
+        if (!n.IsMap()) fail_at(n, std::string("'params' must be a mapping of names to values, got a ") + node_type_name(n));
+        check_keys(n, file_, [&] {
+            std::vector<std::string> k;
+            for (auto it = n.begin(); it != n.end(); ++it) k.push_back(it->first.Scalar());
+            return k;
+        }(), "params");
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            std::string name = need_name(it->first, "param name");
+            if (!it->second.IsScalar()) fail_at(it->second, "param '" + name + "' must be a scalar value");
+            params_[name] = {it->second.Scalar(), it->second};
+        }
+    }
+    for (const auto& [key, value] : opts_.sets) {
+        if (key.rfind("hardware.", 0) == 0) continue;
+        auto it = params_.find(key);
+        if (it == params_.end()) {
+            std::vector<std::string> names;
+            for (const auto& p : params_) names.push_back(p.first);
+            std::string near = did_you_mean(key, names);
+            throw InputError({file_}, "--set " + key + ": the scenario has no param '" + key + "'" +
+                                          (near.empty() ? "" : "; did you mean '" + near + "'?"));
+        }
+        it->second.first = value;
+    }
+}
+
+void Lowerer::parse_hardware(const YAML::Node& n) {
+    std::string profile = "h200";
+    bool zero = false;
+    std::vector<std::pair<std::string, YAML::Node>> overrides;
+    if (n) {
+        if (n.IsScalar()) {
+            profile = substitute(n, n.Scalar());
+        } else if (n.IsMap()) {
+            std::vector<std::string> seen;
+            for (auto it = n.begin(); it != n.end(); ++it) {
+                std::string key = it->first.Scalar();
+                if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                    fail_at(it->first, "duplicate key '" + key + "' in hardware");
+                seen.push_back(key);
+                if (key == "profile") profile = substitute(it->second, it->second.Scalar());
+                else if (key == "zero_latency") zero = need_bool(it->second, "zero_latency");
+                else if (it->second.IsMap()) {
+                    // Nested form: copy: {h2d: {bandwidth: 16GB/s}} == copy.h2d.bandwidth.
+                    std::vector<std::pair<std::string, YAML::Node>> stack{{key, it->second}};
+                    while (!stack.empty()) {
+                        auto [prefix, node] = stack.back();
+                        stack.pop_back();
+                        for (auto jt = node.begin(); jt != node.end(); ++jt) {
+                            std::string k = prefix + "." + jt->first.Scalar();
+                            if (jt->second.IsMap()) stack.push_back({k, jt->second});
+                            else overrides.push_back({k, jt->second});
+                        }
+                    }
+                } else {
+                    overrides.push_back({key, it->second});
+                }
+            }
+        } else {
+            fail_at(n, "'hardware' must be a profile name or a mapping with 'profile' and parameter overrides");
+        }
+    }
+    sc_.profile = load_profile(profile, n ? loc_of(n, file_) : SourceLoc{file_});
+    for (const auto& [key, node] : overrides) {
+        if (!node.IsScalar()) fail_at(node, "hardware parameter '" + key + "' must be a scalar value");
+        set_profile_param(sc_.profile, key, substitute(node, node.Scalar()), loc_of(node, file_));
+    }
+    for (const auto& [key, value] : opts_.sets) {
+        if (key.rfind("hardware.", 0) != 0) continue;
+        std::string k = key.substr(9);
+        if (k == "zero_latency") {
+            zero = value == "true" || value == "1";
+            continue;
+        }
+        set_profile_param(sc_.profile, k, value, SourceLoc{"--set " + key});
+    }
+    if (zero) zero_latencies(sc_.profile);
+}
+
+void Lowerer::parse_options(const YAML::Node& n) {
+    if (!n.IsMap()) fail_at(n, "'options' must be a mapping");
+    check_keys(n, file_, {"default_stream"}, "options");
+    if (YAML::Node d = n["default_stream"]) {
+        std::string v = need_name(d, "default_stream");
+        if (v == "legacy") default_per_thread_ = false;
+        else if (v == "per_thread") default_per_thread_ = true;
+        else fail_at(d, "default_stream must be 'legacy' or 'per_thread', got '" + v + "'");
+    }
+}
+
+void Lowerer::parse_buffers(const YAML::Node& n) {
+    if (!n.IsMap()) fail_at(n, "'buffers' must map buffer names to {kind, size}");
+    uint64_t managed_total = 0;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+        std::string name = need_name(it->first, "buffer name");
+        if (buffers_.count(name)) fail_at(it->first, "duplicate buffer '" + name + "'");
+        const YAML::Node& b = it->second;
+        if (!b.IsMap()) fail_at(b, "buffer '" + name + "' must be a mapping with 'kind' and 'size'");
+        check_keys(b, file_, {"kind", "size", "count", "resident"}, "buffer '" + name + "'");
+        if (!b["kind"]) fail_at(b, "buffer '" + name + "' needs a 'kind' (pinned, pageable, device or managed)");
+        if (!b["size"]) fail_at(b, "buffer '" + name + "' needs a 'size' such as 64MiB");
+        std::string kind = need_name(b["kind"], "buffer kind");
+        MemKind mk;
+        if (kind == "pinned") mk = MemKind::Pinned;
+        else if (kind == "pageable") mk = MemKind::Pageable;
+        else if (kind == "device") mk = MemKind::Device;
+        else if (kind == "managed") mk = MemKind::Managed;
+        else {
+            std::string near = did_you_mean(kind, {"pinned", "pageable", "device", "managed"});
+            fail_at(b["kind"], "unknown buffer kind '" + kind + "' (pinned, pageable, device or managed)" +
+                                   (near.empty() ? "" : "; did you mean '" + near + "'?"));
+        }
+        uint64_t size = need_bytes(b["size"], "buffer size");
+        if (size == 0) fail_at(b["size"], "buffer '" + name + "' has size 0");
+        uint32_t count = b["count"] ? static_cast<uint32_t>(need_int(b["count"], "buffer count", 1, 1 << 20)) : 1;
+        bool on_device = false;
+        if (YAML::Node r = b["resident"]) {
+            if (mk != MemKind::Managed) fail_at(r, "'resident' applies only to managed buffers");
+            std::string where = need_name(r, "resident");
+            if (where != "host" && where != "device") fail_at(r, "'resident' must be 'host' or 'device'");
+            on_device = where == "device";
+        }
+        if (mk == MemKind::Managed) {
+            managed_total += size * count;
+            if (managed_total > sc_.profile.device_memory)
+                fail_at(b["size"], "managed buffers total " + format_bytes(managed_total) + ", more than the device's " +
+                                       format_bytes(sc_.profile.device_memory) +
+                                       " (oversubscribing managed memory is not modelled)");
+        }
+        buffers_[name] = BufferDecl{static_cast<uint32_t>(sc_.program.buffers.size()), count};
+        for (uint32_t k = 0; k < count; ++k)
+            sc_.program.buffers.push_back(
+                Buffer{count > 1 ? name + "[" + std::to_string(k) + "]" : name, mk, size, on_device});
+    }
+}
+
+void Lowerer::parse_streams(const YAML::Node& n) {
+    auto add = [&](const YAML::Node& key_node, const std::string& name, const YAML::Node& spec) {
+        if (streams_.count(name) || name == "per_thread")
+            fail_at(key_node, "stream '" + name + "' is already defined" +
+                                  (name == "default" || name == "legacy" || name == "per_thread" ? " (a built-in name)" : ""));
+        Stream s{name, StreamKind::Blocking, 0, -1};
+        if (spec && !spec.IsNull()) {
+            if (!spec.IsMap()) fail_at(spec, "stream '" + name + "' must be a mapping such as {kind: non_blocking, priority: -1}");
+            check_keys(spec, file_, {"kind", "priority"}, "stream '" + name + "'");
+            if (YAML::Node k = spec["kind"]) {
+                std::string kind = need_name(k, "stream kind");
+                if (kind == "blocking") s.kind = StreamKind::Blocking;
+                else if (kind == "non_blocking") s.kind = StreamKind::NonBlocking;
+                else fail_at(k, "stream kind must be 'blocking' or 'non_blocking', got '" + kind + "'");
+            }
+            if (YAML::Node p = spec["priority"]) s.priority = static_cast<int>(need_int(p, "stream priority", -5, 0));
+        }
+        streams_[name] = static_cast<int32_t>(sc_.program.streams.size());
+        sc_.program.streams.push_back(s);
+    };
+    if (n.IsSequence()) {
+        for (const auto& e : n) add(e, need_name(e, "stream name"), YAML::Node());
+    } else if (n.IsMap()) {
+        for (auto it = n.begin(); it != n.end(); ++it) add(it->first, need_name(it->first, "stream name"), it->second);
+    } else {
+        fail_at(n, "'streams' must be a list of names or a mapping of names to {kind, priority}");
+    }
+}
+
+void Lowerer::parse_events(const YAML::Node& n) {
+    auto add = [&](const YAML::Node& key_node, const YAML::Node& spec) {
+        std::string name = need_name(key_node, "event name");
+        if (events_.count(name)) fail_at(key_node, "duplicate event '" + name + "'");
+        if (spec && !spec.IsNull()) {
+            if (!spec.IsMap()) fail_at(spec, "event '" + name + "' options must be a mapping");
+            check_keys(spec, file_, {"timing", "blocking_sync"}, "event '" + name + "'");
+        }
+        events_[name] = static_cast<int32_t>(sc_.program.events.size());
+        sc_.program.events.push_back(Event{name});
+    };
+    if (n.IsSequence()) {
+        for (const auto& e : n) add(e, YAML::Node());
+    } else if (n.IsMap()) {
+        for (auto it = n.begin(); it != n.end(); ++it) add(it->first, it->second);
+    } else {
+        fail_at(n, "'events' must be a list of event names");
+    }
+}
+
+// ---------------------------------------------------------------- values
+
+std::string Lowerer::substitute(const YAML::Node& n, const std::string& text) const {
+    std::string out = text;
+    for (int round = 0; round < 16; ++round) {
+        size_t p = out.find("${");
+        if (p == std::string::npos) return out;
+        size_t e = out.find('}', p);
+        if (e == std::string::npos) fail_at(n, "unterminated '${' in '" + text + "'");
+        std::string name = out.substr(p + 2, e - p - 2);
+        auto it = params_.find(name);
+        if (it == params_.end()) {
+            std::vector<std::string> names;
+            for (const auto& q : params_) names.push_back(q.first);
+            std::string near = did_you_mean(name, names);
+            fail_at(n, "undefined param '${" + name + "}'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+        }
+        out = out.substr(0, p) + it->second.first + out.substr(e + 1);
+    }
+    fail_at(n, "params nest too deeply (a param refers to itself?) in '" + text + "'");
+}
+
+Value Lowerer::eval_text(const YAML::Node& n, const std::string& raw) const {
+    std::string text = substitute(n, raw);
+    NameLookup lookup = [&](const std::string& name) -> std::optional<Value> {
+        for (auto it = loop_vars_.rbegin(); it != loop_vars_.rend(); ++it)
+            if (it->first == name) return Value::integer(it->second);
+        auto p = params_.find(name);
+        if (p != params_.end()) return eval_text(p->second.second, p->second.first);
+        return std::nullopt;
+    };
+    try {
+        return eval_expr(text, lookup);
+    } catch (const ExprError& e) {
+        SourceLoc l = loc_of(n, file_);
+        if (text == raw && n.Style() == YAML::EmitterStyle::Default) l.col += static_cast<int>(e.offset);
+        throw InputError(l, e.what());
+    }
+}
+
+Value Lowerer::eval(const YAML::Node& n) const {
+    if (!n.IsScalar()) fail_at(n, std::string("expected a value, got a ") + node_type_name(n));
+    return eval_text(n, n.Scalar());
+}
+
+Time Lowerer::need_time(const YAML::Node& n, const char* what) const {
+    Value v = eval(n);
+    if (v.dim != Dim::Time)
+        fail_at(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got '" + n.Scalar() + "'" +
+                       (v.dim == Dim::None ? " (no unit)" : std::string(" (a ") + to_string(v.dim) + ")"));
+    if (v.i < 0) fail_at(n, std::string(what) + " must not be negative, got " + v.describe());
+    return Time::ps(v.i);
+}
+
+uint64_t Lowerer::need_bytes(const YAML::Node& n, const char* what) const {
+    Value v = eval(n);
+    if (v.dim != Dim::Bytes)
+        fail_at(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got '" + n.Scalar() + "'" +
+                       (v.dim == Dim::None ? " (no unit)" : std::string(" (a ") + to_string(v.dim) + ")"));
+    if (v.i < 0) fail_at(n, std::string(what) + " must not be negative, got " + v.describe());
+    return static_cast<uint64_t>(v.i);
+}
+
+int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int64_t hi) const {
+    Value v = eval(n);
+    if (v.dim != Dim::None || !v.integral)
+        fail_at(n, std::string(what) + " must be a whole number, got '" + n.Scalar() + "'");
+    if (v.i < lo || v.i > hi)
+        fail_at(n, std::string(what) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                       ", got " + std::to_string(v.i));
+    return v.i;
+}
+
+double Lowerer::need_real(const YAML::Node& n, const char* what) const {
+    Value v = eval(n);
+    if (v.dim != Dim::None) fail_at(n, std::string(what) + " must be a plain number, got '" + n.Scalar() + "'");
+    double d = v.as_double();
+    if (!(d >= 0) || d > 1e30) fail_at(n, std::string(what) + " must be a finite non-negative number, got '" + n.Scalar() + "'");
+    return d;
+}
+
+bool Lowerer::need_bool(const YAML::Node& n, const char* what) const {
+    if (n.IsScalar()) {
+        std::string s = substitute(n, n.Scalar());
+        if (s == "true") return true;
+        if (s == "false") return false;
+    }
+    fail_at(n, std::string(what) + " must be true or false");
+}
+
+std::string Lowerer::need_name(const YAML::Node& n, const char* what) const {
+    if (!n.IsScalar() || n.Scalar().empty())
+        fail_at(n, std::string(what) + " must be a name, got a " + node_type_name(n));
+    return substitute(n, n.Scalar());
+}
+
+// ---------------------------------------------------------------- references
+
+namespace {
+// Splits "name[expr]" into name and index expression ("" when there is none).
+std::pair<std::string, std::string> split_index(const std::string& s) {
+    size_t b = s.find('[');
+    if (b == std::string::npos || s.back() != ']') return {s, ""};
+    return {s.substr(0, b), s.substr(b + 1, s.size() - b - 2)};
+}
+
+template <class Map>
+std::vector<std::string> keys_of(const Map& m) {
+    std::vector<std::string> v;
+    for (const auto& kv : m) v.push_back(kv.first);
+    std::sort(v.begin(), v.end());
+    return v;
+}
+}  // namespace
+
+int32_t Lowerer::stream_ref(const YAML::Node& n, int32_t thread) const {
+    std::string name = need_name(n, "stream");
+    if (name == "per_thread") {
+        if (thread < 0) fail_at(n, "'per_thread' names the calling host thread's stream; tasks need a named stream");
+        return const_cast<Lowerer*>(this)->per_thread_stream(thread);
+    }
+    auto it = streams_.find(name);
+    if (it == streams_.end()) {
+        std::string near = did_you_mean(name, keys_of(streams_));
+        fail_at(n, "undefined stream '" + name + "'" + (near.empty() ? " (declare it under 'streams')" : "; did you mean '" + near + "'?"));
+    }
+    return it->second;
+}
+
+int32_t Lowerer::event_ref(const YAML::Node& n) const {
+    std::string name = need_name(n, "event");
+    auto it = events_.find(name);
+    if (it == events_.end()) {
+        std::string near = did_you_mean(name, keys_of(events_));
+        fail_at(n, "undefined event '" + name + "'" + (near.empty() ? " (declare it under 'events')" : "; did you mean '" + near + "'?"));
+    }
+    return it->second;
+}
+
+int32_t Lowerer::buffer_ref(const YAML::Node& n) const {
+    std::string text = need_name(n, "buffer");
+    auto [name, index] = split_index(text);
+    auto it = buffers_.find(name);
+    if (it == buffers_.end()) {
+        std::string near = did_you_mean(name, keys_of(buffers_));
+        fail_at(n, "undefined buffer '" + name + "'" + (near.empty() ? " (declare it under 'buffers')" : "; did you mean '" + near + "'?"));
+    }
+    const BufferDecl& d = it->second;
+    if (index.empty()) {
+        if (d.count > 1) fail_at(n, "buffer '" + name + "' is an array of " + std::to_string(d.count) + "; index it as " + name + "[i]");
+        return static_cast<int32_t>(d.first);
+    }
+    if (d.count == 1) fail_at(n, "buffer '" + name + "' is not an array; drop the index");
+    Value v = eval_text(n, index);
+    if (v.dim != Dim::None || !v.integral) fail_at(n, "buffer index must be a whole number in '" + text + "'");
+    if (v.i < 0 || v.i >= static_cast<int64_t>(d.count))
+        fail_at(n, "buffer index " + std::to_string(v.i) + " is out of range for '" + name + "' (0.." +
+                       std::to_string(d.count - 1) + ")");
+    return static_cast<int32_t>(d.first + v.i);
+}
+
+int32_t Lowerer::per_thread_stream(int32_t thread) {
+    if (per_thread_[thread] < 0) {
+        per_thread_[thread] = static_cast<int32_t>(sc_.program.streams.size());
+        sc_.program.streams.push_back(
+            Stream{"per_thread:" + sc_.program.threads[thread].name, StreamKind::PerThread, 0, thread});
+    }
+    return per_thread_[thread];
+}
+
+uint32_t Lowerer::intern_name(const std::string& s) {
+    auto [it, inserted] = name_ids_.try_emplace(s, static_cast<uint32_t>(sc_.program.names.size()));
+    if (inserted) sc_.program.names.push_back(s);
+    return it->second;
+}
+
+uint32_t Lowerer::intern_loc(const YAML::Node& n) {
+    SourceLoc l = loc_of(n, file_);
+    auto [it, inserted] = loc_ids_.try_emplace({l.line, l.col}, static_cast<uint32_t>(sc_.program.locs.size()));
+    if (inserted) sc_.program.locs.push_back(l);
+    return it->second;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,29 @@
+// Scenario file -> (hardware profile, lowered Program). Parsing, validation and lowering
+// (loop expansion, name binding, units) happen here; nothing here simulates.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hw/profile.hpp"
+#include "sim/program.hpp"
+
+namespace hetsim {
+
+struct LoadOptions {
+    // `--set name=value`: a scenario param, or `hardware.<key>` for a profile parameter.
+    std::vector<std::pair<std::string, std::string>> sets;
+    uint64_t max_ops = 20'000'000;  // cap on expanded ops, checked while expanding
+};
+
+struct Scenario {
+    std::string name;
+    HwProfile profile;
+    Program program;
+};
+
+Scenario load_scenario(const std::string& path, const LoadOptions& opts = {});
+Scenario load_scenario_text(const std::string& yaml, const std::string& file, const LoadOptions& opts = {});
+
+}  // namespace hetsim

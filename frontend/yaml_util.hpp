@@ -1,0 +1,32 @@
+// yaml-cpp helpers that turn every problem into an InputError with file:line:col.
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "sim/error.hpp"
+
+namespace hetsim {
+
+// Loads a YAML document from a file (or text, for tests); syntax errors become InputErrors.
+YAML::Node load_yaml_file(const std::string& path);
+YAML::Node load_yaml_text(const std::string& text, const std::string& file);
+
+SourceLoc loc_of(const YAML::Node& n, const std::string& file);
+
+[[noreturn]] void fail(const YAML::Node& n, const std::string& file, const std::string& what);
+
+// Rejects keys not in `allowed` (with a did-you-mean) and duplicate keys. `what` names the map.
+void check_keys(const YAML::Node& map, const std::string& file, std::initializer_list<const char*> allowed,
+                const std::string& what);
+void check_keys(const YAML::Node& map, const std::string& file, const std::vector<std::string>& allowed,
+                const std::string& what);
+
+// The closest of `candidates` to `word` within a small edit distance, or "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+const char* node_type_name(const YAML::Node& n);
+
+}  // namespace hetsim

@@ -1,0 +1,35 @@
+#include "models/kernel_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hetsim {
+
+uint32_t blocks_per_sm(const HwProfile& p, const KernelShape& s, std::string* why) {
+    uint64_t regs = static_cast<uint64_t>(s.regs_per_thread) * s.block;
+    uint64_t by_threads = p.sm_threads / s.block;
+    uint64_t by_regs = regs ? p.sm_registers / regs : p.sm_blocks;
+    uint64_t by_smem = s.smem_per_block ? p.sm_shared_memory / s.smem_per_block : p.sm_blocks;
+    uint64_t n = std::min({by_threads, static_cast<uint64_t>(p.sm_blocks), by_regs, by_smem});
+    if (n == 0 && why) {
+        if (by_threads == 0)
+            *why = "a block of " + std::to_string(s.block) + " threads exceeds " + std::to_string(p.sm_threads) + " threads per SM";
+        else if (by_regs == 0)
+            *why = "a block needs " + std::to_string(s.block) + " threads x " + std::to_string(s.regs_per_thread) +
+                   " registers = " + std::to_string(regs) + " registers, more than " + std::to_string(p.sm_registers) + " per SM";
+        else
+            *why = "a block needs " + std::to_string(s.smem_per_block) + " bytes of shared memory, more than " +
+                   std::to_string(p.sm_shared_memory) + " per SM";
+    }
+    return static_cast<uint32_t>(n);
+}
+
+KernelCost kernel_cost(const HwProfile& p, const Op& op) {
+    if (op.flops == 0 && op.bytes == 0) return {max(op.duration, p.kernel_min_duration), false};
+    Time mem = transfer_time(op.bytes, p.hbm_bw);
+    Time compute = Time::ps(static_cast<int64_t>(std::ceil(op.flops / p.peak_flops * 1e12)));
+    KernelCost c{max(max(mem, compute), p.kernel_min_duration), op.bytes > 0 && mem >= compute};
+    return c;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,22 @@
+// Kernel cost model: SM residency of a block shape and a kernel's stand-alone duration.
+#pragma once
+#include <string>
+
+#include "hw/profile.hpp"
+#include "sim/program.hpp"
+
+namespace hetsim {
+
+// Blocks of `shape` that fit on one empty SM (threads, blocks, registers, shared memory).
+// 0 means the block fits no SM; `why` then says which limit it breaks.
+uint32_t blocks_per_sm(const HwProfile& p, const KernelShape& shape, std::string* why = nullptr);
+
+struct KernelCost {
+    Time duration;        // alone on an idle GPU
+    bool memory_bound;    // the roofline's bytes term dominates: shares HBM with other such kernels
+};
+
+// Fixed `duration`, or the roofline max(flops / peak, bytes / HBM), never below kernel.min_duration.
+KernelCost kernel_cost(const HwProfile& p, const Op& op);
+
+}  // namespace hetsim

@@ -1,0 +1,76 @@
+// What a timeline says about overlap: busy time per resource, the parallelism evidence
+// (serial vs elapsed work, exposed sync waits, GPU active union) and the critical path.
+// Pure functions of (Program, Timeline); every report writer reads the same Analysis.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/program.hpp"
+#include "sim/time.hpp"
+#include "sim/timeline.hpp"
+
+namespace hetsim::report {
+
+// A lane a phase can run on: a host thread, a stream, or a hardware engine.
+struct Resource {
+    std::string name;   // "host:<thread>", "stream:<name>", "copy:h2d", "copy:d2h", "sm", "device_copy"
+    std::string kind;   // "host_thread", "stream", "copy_engine", "sm", "device_copy"
+    Time busy;          // length of the union of its intervals (host: sync waits excluded)
+    double utilization = 0;  // busy / end_to_end; 0 when end_to_end is 0
+    Time hidden;        // part of `busy` overlapping busy time of a resource of another kind
+};
+
+// The seed's parallelism evidence (Q4). The GPU active fraction is time coverage,
+// not SM, bandwidth or instruction utilisation.
+struct Metrics {
+    Time serial;            // sum of OpRecord::own_time(): the same work done one thing at a time
+    Time elapsed;           // end-to-end time of the timeline
+    double speedup = 0;     // serial / elapsed (0 when elapsed is 0)
+    Time hidden;            // serial - elapsed; negative when overlap did not pay off
+    Time exposed_sync;      // sum of host sync waits
+    Time gpu_active_union;  // length of the union of all GPU phases
+    double gpu_active_fraction = 0;
+    double exposed_sync_fraction = 0;
+};
+
+struct CriticalStep {
+    uint32_t op = 0;
+    Phase phase = Phase::Host;
+    std::string lane;        // engine lane for GPU work on an engine, else stream / host lane
+    std::string kind;        // resource kind of `lane`
+    Time start, end;
+    CauseKind cause = CauseKind::None;  // what released this step
+};
+
+struct KindShare {
+    std::string kind;  // a resource kind, or "latency" for time between steps
+    Time time;
+    double share = 0;  // time / end_to_end
+};
+
+struct Analysis {
+    Time end_to_end;
+    std::vector<Resource> resources;          // host threads, streams, then engines
+    Metrics metrics;
+    std::vector<CriticalStep> critical_path;  // in time order, first step first
+    std::vector<KindShare> critical_share;    // kinds in order of first appearance, "latency" last
+};
+
+Analysis analyze(const Program& p, const Timeline& t);
+
+// Lane names shared by every report.
+std::string host_lane(const Program& p, int32_t thread);  // "host:<name>", "host" when unknown
+std::string stream_lane(const Program& p, int32_t stream);  // "stream:<name>"
+const char* engine_lane(Engine e);   // "copy:h2d", "copy:d2h", "sm", "device_copy", "" for None
+const char* engine_kind(Engine e);   // "copy_engine", "sm", "device_copy", "stream" for None
+const char* phase_name(Phase ph);    // "host" / "gpu"
+// Lane a GPU phase ran on: its engine lane, or its stream lane when it used no engine.
+std::string gpu_run_lane(const Program& p, uint32_t op, const OpRecord& r);
+
+// Exact decimal nanoseconds: "1500" for 1.5 us, "0.250" for 250 ps (3 decimals when not whole).
+std::string format_ns(Time t);
+// Human time with an automatic unit, 3 decimals: "999.000 ns", "2.002 ms", "1.500 s".
+std::string format_time(Time t);
+
+}  // namespace hetsim::report

@@ -1,0 +1,29 @@
+// Chrome Trace Event Format JSON for chrome://tracing and Perfetto: a "Host" process with one
+// track per host thread, a "GPU" process with one track per stream and per engine (copy
+// engines, SMs), and flow arrows from each launch to its GPU work and from event records to
+// the work they release.
+#pragma once
+#include <ostream>
+#include <string>
+
+#include "sim/program.hpp"
+#include "sim/timeline.hpp"
+
+namespace hetsim::report {
+
+constexpr int kHostPid = 1;
+constexpr int kGpuPid = 2;
+
+// Track ids: host thread i -> tid i + 1 on kHostPid (0 for host work with no thread);
+// stream s -> tid s + 1 on kGpuPid; engine e -> kEngineTidBase + 100 * int(e) + row on kGpuPid.
+// Work that overlaps on one engine (concurrent kernels on the SMs) is spread over rows
+// "SMs", "SMs (2)", ... so that slices on a track never partially overlap.
+constexpr int kEngineTidBase = 10000;
+
+// Deterministic: ts/dur are microseconds printed with 6 decimals (exact picoseconds).
+void write_chrome_trace(std::ostream& os, const Program& p, const Timeline& t);
+
+// "12.345678": microseconds with 6 decimals, exact for a picosecond time.
+std::string format_us(Time t);
+
+}  // namespace hetsim::report

@@ -1,0 +1,151 @@
+#include "sim/graph.hpp"
+
+#include <boost/graph/depth_first_search.hpp>
+#include <map>
+
+namespace hetsim {
+
+namespace {
+
+struct Binder {
+    const Program& pg;
+    DepGraph& g;
+    std::vector<int32_t> stream_last, event_last;
+
+    void edge(int32_t from, uint32_t to, CauseKind k) {
+        if (from >= 0 && static_cast<uint32_t>(from) != to) boost::add_edge(static_cast<uint32_t>(from), to, DepEdge{k}, g);
+    }
+    void submit(uint32_t i) {
+        const Op& op = pg.ops[i];
+        int32_t s = op.stream;
+        edge(stream_last[s], i, CauseKind::StreamOrder);
+        StreamKind sk = pg.streams[s].kind;
+        if (sk == StreamKind::Legacy) {
+            for (size_t b = 1; b < pg.streams.size(); ++b)
+                if (pg.streams[b].kind == StreamKind::Blocking) edge(stream_last[b], i, CauseKind::Legacy);
+        } else if (sk == StreamKind::Blocking) {
+            edge(stream_last[0], i, CauseKind::Legacy);
+        }
+        if (op.kind == OpKind::StreamWaitEvent) edge(event_last[op.event], i, CauseKind::Event);
+        if (op.kind == OpKind::EventRecord) event_last[op.event] = static_cast<int32_t>(i);
+        stream_last[s] = static_cast<int32_t>(i);
+    }
+};
+
+}  // namespace
+
+DepGraph build_graph(const Program& pg) {
+    DepGraph g(pg.ops.size());
+    Binder b{pg, g, std::vector<int32_t>(pg.streams.size(), -1), std::vector<int32_t>(pg.events.size(), -1)};
+    for (uint32_t op : pg.gpu_tasks) b.submit(op);
+    for (const auto& t : pg.threads) {
+        int32_t prev = -1;
+        for (uint32_t i : t.ops) {
+            const Op& op = pg.ops[i];
+            b.edge(prev, i, CauseKind::ProgramOrder);
+            if (op.kind == OpKind::StreamSync) b.edge(b.stream_last[op.stream], i, CauseKind::Sync);
+            else if (op.kind == OpKind::EventSync) b.edge(b.event_last[op.event], i, CauseKind::Sync);
+            else if (op.kind == OpKind::DeviceSync)
+                for (int32_t s : b.stream_last) b.edge(s, i, CauseKind::Sync);
+            if (Program::has_gpu_phase(op.kind)) b.submit(i);
+            prev = static_cast<int32_t>(i);
+        }
+    }
+    for (uint32_t i = 0; i < pg.ops.size(); ++i) {
+        const Op& op = pg.ops[i];
+        for (uint32_t k = 0; k < op.after_count; ++k) b.edge(static_cast<int32_t>(pg.after[op.after_begin + k]), i, CauseKind::After);
+    }
+    return g;
+}
+
+std::vector<uint32_t> find_cycle(const Program& pg) {
+    // Static order edges of the tasks form: thread order, stream order (file order), after lists.
+    using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+    G g(pg.ops.size());
+    for (const auto& t : pg.threads)
+        for (size_t k = 1; k < t.ops.size(); ++k) boost::add_edge(t.ops[k - 1], t.ops[k], g);
+    std::map<int32_t, uint32_t> last;
+    for (uint32_t i : pg.gpu_tasks) {
+        auto it = last.find(pg.ops[i].stream);
+        if (it != last.end()) boost::add_edge(it->second, i, g);
+        last[pg.ops[i].stream] = i;
+    }
+    for (uint32_t i = 0; i < pg.ops.size(); ++i)
+        for (uint32_t k = 0; k < pg.ops[i].after_count; ++k) boost::add_edge(pg.after[pg.ops[i].after_begin + k], i, g);
+
+    struct Found {};
+    std::vector<uint32_t> parent(pg.ops.size(), UINT32_MAX), cycle;
+    struct Visitor : boost::default_dfs_visitor {
+        std::vector<uint32_t>* parent;
+        std::vector<uint32_t>* cycle;
+        void tree_edge(G::edge_descriptor e, const G& gr) { (*parent)[boost::target(e, gr)] = static_cast<uint32_t>(boost::source(e, gr)); }
+        void back_edge(G::edge_descriptor e, const G& gr) {
+            uint32_t from = static_cast<uint32_t>(boost::source(e, gr)), to = static_cast<uint32_t>(boost::target(e, gr));
+            std::vector<uint32_t> c{from};
+            for (uint32_t v = from; v != to && (*parent)[v] != UINT32_MAX;) {
+                v = (*parent)[v];
+                c.push_back(v);
+            }
+            cycle->assign(c.rbegin(), c.rend());
+            throw Found{};
+        }
+    } vis;
+    vis.parent = &parent;
+    vis.cycle = &cycle;
+    try {
+        boost::depth_first_search(g, boost::visitor(vis));
+    } catch (const Found&) {
+    }
+    return cycle;
+}
+
+namespace {
+std::string dot_escape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        o += c;
+    }
+    return o;
+}
+const char* edge_style(CauseKind k) {
+    switch (k) {
+        case CauseKind::ProgramOrder: return "color=black";
+        case CauseKind::StreamOrder: return "color=blue";
+        case CauseKind::Event: return "color=darkgreen, style=bold";
+        case CauseKind::Legacy: return "color=orange, style=dashed";
+        case CauseKind::Sync: return "color=red, style=dashed";
+        case CauseKind::After: return "color=purple";
+        default: return "color=gray";
+    }
+}
+}  // namespace
+
+void write_dot(std::ostream& out, const Program& pg, const DepGraph& g) {
+    out << "digraph hetsim {\n  rankdir=LR;\n  node [shape=box, fontsize=10];\n";
+    for (size_t t = 0; t < pg.threads.size(); ++t) {
+        out << "  subgraph cluster_thread_" << t << " {\n    label=\"host thread " << dot_escape(pg.threads[t].name) << "\";\n";
+        for (uint32_t i : pg.threads[t].ops)
+            out << "    op" << i << " [label=\"" << dot_escape(pg.op_name(i)) << "\\n" << to_string(pg.ops[i].kind) << "\"];\n";
+        out << "  }\n";
+    }
+    if (!pg.gpu_tasks.empty()) {
+        std::map<int32_t, std::vector<uint32_t>> by_stream;
+        for (uint32_t i : pg.gpu_tasks) by_stream[pg.ops[i].stream].push_back(i);
+        for (const auto& [s, ops] : by_stream) {
+            out << "  subgraph cluster_stream_" << s << " {\n    label=\"stream " << dot_escape(pg.streams[s].name) << "\";\n";
+            for (uint32_t i : ops)
+                out << "    op" << i << " [label=\"" << dot_escape(pg.op_name(i)) << "\\n" << to_string(pg.ops[i].kind) << "\"];\n";
+            out << "  }\n";
+        }
+    }
+    auto [ei, ee] = boost::edges(g);
+    for (; ei != ee; ++ei) {
+        CauseKind k = g[*ei].kind;
+        out << "  op" << boost::source(*ei, g) << " -> op" << boost::target(*ei, g) << " [" << edge_style(k) << ", label=\""
+            << to_string(k) << "\"];\n";
+    }
+    out << "}\n";
+}
+
+}  // namespace hetsim
