@@ -118,20 +118,21 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
         }
     }
     sc_.profile = load_profile(profile, n ? loc_of(n, file_) : SourceLoc{file_});
+    // zero_latency first, so that explicit overrides (a fixed cost, say) still apply after it.
+    for (const auto& [key, value] : opts_.sets)
+        if (key == "hardware.zero_latency") {
+            if (value != "true" && value != "false")
+                throw InputError({"--set " + key}, "hardware.zero_latency must be true or false, got '" + value + "'");
+            zero = value == "true";
+        }
+    if (zero) zero_latencies(sc_.profile);
     for (const auto& [key, node] : overrides) {
         if (!node.IsScalar()) fail_at(node, "hardware parameter '" + key + "' must be a scalar value");
         set_profile_param(sc_.profile, key, substitute(node, node.Scalar()), loc_of(node, file_));
     }
-    for (const auto& [key, value] : opts_.sets) {
-        if (key.rfind("hardware.", 0) != 0) continue;
-        std::string k = key.substr(9);
-        if (k == "zero_latency") {
-            zero = value == "true" || value == "1";
-            continue;
-        }
-        set_profile_param(sc_.profile, k, value, SourceLoc{"--set " + key});
-    }
-    if (zero) zero_latencies(sc_.profile);
+    for (const auto& [key, value] : opts_.sets)
+        if (key.rfind("hardware.", 0) == 0 && key != "hardware.zero_latency")
+            set_profile_param(sc_.profile, key.substr(9), value, SourceLoc{"--set " + key});
 }
 
 void Lowerer::parse_options(const YAML::Node& n) {

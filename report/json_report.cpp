@@ -146,7 +146,7 @@ json to_json(const Program& p, const Timeline& t, const Analysis& a) {
     return j;
 }
 
-std::string dump_json(const json& j) { return j.dump(2) + "\n"; }
+std::string dump_json(const json& j) { return j.dump(2); }
 
 Timeline timeline_from_json(const json& j, const Program& p) {
     if (!j.is_object() || !j.contains("ops") || !j["ops"].is_array()) fail("expected an object with an \"ops\" array");

@@ -19,7 +19,8 @@ nlohmann::json ns_value(Time t);
 // engine, sync_wait_ns, bytes; keys of an absent phase are left out.
 nlohmann::json to_json(const Program& p, const Timeline& t, const Analysis& a);
 
-// 2-space indentation, trailing newline; object keys sorted, so output is deterministic.
+// 2-space indentation, no trailing newline (like json::dump); object keys sorted, so the
+// output is deterministic.
 std::string dump_json(const nlohmann::json& j);
 
 // Reads the "ops" of a to_json() document (e.g. a measured run) back into a Timeline; ops are

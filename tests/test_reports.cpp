@@ -297,6 +297,7 @@ TEST_CASE("report: JSON report and its inverse") {
     std::string text = dump_json(j);
     CHECK_THAT(text, Contains("\n  \"end_to_end_ns\": 16002000,\n"));
     CHECK(text == dump_json(to_json(b.p, b.t, analyze(b.p, b.t))));
+    CHECK((text.front() == '{' && text.back() == '}'));
 
     b.t.ops[0].host_end = Time::ps(1'999'999'500);  // a non-whole nanosecond survives the round trip
     Timeline back = timeline_from_json(json::parse(dump_json(to_json(b.p, b.t, analyze(b.p, b.t)))), b.p);
