@@ -8,6 +8,7 @@ namespace hetsim::cli {
 
 int run_main(const std::vector<std::string>& args);    // hetsim run FILE [options]
 int graph_main(const std::vector<std::string>& args);  // hetsim graph FILE
+int lower_main(const std::vector<std::string>& args);  // hetsim lower FILE -o program.json
 int params_main(const std::vector<std::string>& args); // hetsim params
 int calc_main(const std::vector<std::string>& args);   // hetsim calc stage|overlap|offload|evidence
 

@@ -16,6 +16,7 @@ const char* kUsage =
     "commands:\n"
     "  run FILE        simulate a scenario: summary, --format json, --trace, --csv\n"
     "  graph FILE      print the scenario's dependency graph as Graphviz DOT\n"
+    "  lower FILE      write the lowered program (JSON) that the GPU runner executes\n"
     "  calc NAME       the seed calculators: stage, overlap, offload, evidence\n"
     "  params          list the hardware-profile parameters\n"
     "  test            (launcher script) build and run the test suite\n"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
         if (cmd == "run") return hetsim::cli::run_main(rest);
         if (cmd == "graph") return hetsim::cli::graph_main(rest);
         if (cmd == "calc") return hetsim::cli::calc_main(rest);
+        if (cmd == "lower") return hetsim::cli::lower_main(rest);
         if (cmd == "params") return hetsim::cli::params_main(rest);
         std::cerr << "hetsim: error: unknown command '" << cmd << "'\n" << kUsage;
         return 2;

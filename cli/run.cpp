@@ -11,6 +11,7 @@
 #include "report/csv_report.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
+#include "report/program_json.hpp"
 #include "report/summary.hpp"
 #include "sim/engine.hpp"
 #include "sim/graph.hpp"
@@ -126,6 +127,21 @@ int graph_main(const std::vector<std::string>& args) {
     std::string dot = report::to_string_with([&](std::ostream& o) { write_dot(o, sc.program, g); });
     if (out.empty()) std::cout << dot;
     else report::write_file_atomic(out, dot);
+    return 0;
+}
+
+int lower_main(const std::vector<std::string>& args) {
+    Common c;
+    std::string out;
+    po::options_description d("lower options");
+    d.add_options()("help,h", "show this help")("output,o", po::value(&out), "write the program to this file instead of stdout");
+    add_common(d, c);
+    po::variables_map vm;
+    if (int rc = parse(args, d, c, "usage: hetsim lower FILE [-o program.json] [options]", vm); rc >= 0) return rc;
+    Scenario sc = load_scenario(c.file, load_options(c));
+    std::string text = report::dump_json(report::program_to_json(sc.program, sc.name)) + "\n";
+    if (out.empty()) std::cout << text;
+    else report::write_file_atomic(out, text);
     return 0;
 }
 
