@@ -15,9 +15,10 @@
 
 namespace hetsim {
 
-struct BufferDecl {
-    uint32_t first = 0;  // index into Program::buffers
-    uint32_t count = 1;  // >1: an array, referenced as name[index]
+// A declared buffer, stream or event: one, or an array referenced as name[index].
+struct NamedDecl {
+    uint32_t first = 0;  // index into Program::buffers / streams / events
+    uint32_t count = 1;  // >1: an array
 };
 
 class Lowerer {
@@ -41,6 +42,8 @@ public:
     int32_t stream_ref(const YAML::Node& n, int32_t thread) const;
     int32_t event_ref(const YAML::Node& n) const;
     int32_t buffer_ref(const YAML::Node& n) const;
+    int32_t resolve(const YAML::Node& n, const std::string& text, const std::unordered_map<std::string, NamedDecl>& decls,
+                    const char* what) const;
 
     // --- ops (ops.cpp) ---
     void lower_thread(const std::string& name, const YAML::Node& list);
@@ -71,8 +74,8 @@ private:
     Scenario sc_;
     std::map<std::string, std::pair<std::string, YAML::Node>> params_;  // name -> (text, node)
     std::vector<std::pair<std::string, int64_t>> loop_vars_;           // innermost last
-    std::unordered_map<std::string, BufferDecl> buffers_;
-    std::unordered_map<std::string, int32_t> streams_, events_, threads_;
+    std::unordered_map<std::string, NamedDecl> buffers_, streams_, events_;
+    std::unordered_map<std::string, int32_t> threads_;
     std::unordered_map<std::string, uint32_t> name_ids_;
     std::map<std::pair<int, int>, uint32_t> loc_ids_;
     std::vector<int32_t> per_thread_;  // per host thread: its per-thread default stream or -1

@@ -26,8 +26,8 @@ Scenario Lowerer::run(const YAML::Node& root) {
     if (root["options"]) parse_options(root["options"]);
     // The legacy default stream always exists as stream 0.
     sc_.program.streams.push_back(Stream{"default", StreamKind::Legacy, 0, -1});
-    streams_["default"] = 0;
-    streams_["legacy"] = 0;
+    streams_["default"] = NamedDecl{0, 1};
+    streams_["legacy"] = NamedDecl{0, 1};
     if (root["buffers"]) parse_buffers(root["buffers"]);
     if (root["streams"]) parse_streams(root["streams"]);
     if (root["events"]) parse_events(root["events"]);
@@ -185,7 +185,7 @@ void Lowerer::parse_buffers(const YAML::Node& n) {
                                        format_bytes(sc_.profile.device_memory) +
                                        " (oversubscribing managed memory is not modelled)");
         }
-        buffers_[name] = BufferDecl{static_cast<uint32_t>(sc_.program.buffers.size()), count};
+        buffers_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.buffers.size()), count};
         for (uint32_t k = 0; k < count; ++k)
             sc_.program.buffers.push_back(
                 Buffer{count > 1 ? name + "[" + std::to_string(k) + "]" : name, mk, size, on_device});
@@ -200,7 +200,7 @@ void Lowerer::parse_streams(const YAML::Node& n) {
         Stream s{name, StreamKind::Blocking, 0, -1};
         if (spec && !spec.IsNull()) {
             if (!spec.IsMap()) fail_at(spec, "stream '" + name + "' must be a mapping such as {kind: non_blocking, priority: -1}");
-            check_keys(spec, file_, {"kind", "priority"}, "stream '" + name + "'");
+            check_keys(spec, file_, {"kind", "priority", "count"}, "stream '" + name + "'");
             if (YAML::Node k = spec["kind"]) {
                 std::string kind = need_name(k, "stream kind");
                 if (kind == "blocking") s.kind = StreamKind::Blocking;
@@ -209,8 +209,12 @@ void Lowerer::parse_streams(const YAML::Node& n) {
             }
             if (YAML::Node p = spec["priority"]) s.priority = static_cast<int>(need_int(p, "stream priority", -5, 0));
         }
-        streams_[name] = static_cast<int32_t>(sc_.program.streams.size());
-        sc_.program.streams.push_back(s);
+        uint32_t count = spec && spec.IsMap() && spec["count"] ? static_cast<uint32_t>(need_int(spec["count"], "stream count", 1, 4096)) : 1;
+        streams_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.streams.size()), count};
+        for (uint32_t k = 0; k < count; ++k) {
+            if (count > 1) s.name = name + "[" + std::to_string(k) + "]";
+            sc_.program.streams.push_back(s);
+        }
     };
     if (n.IsSequence()) {
         for (const auto& e : n) add(e, need_name(e, "stream name"), YAML::Node());
@@ -227,10 +231,11 @@ void Lowerer::parse_events(const YAML::Node& n) {
         if (events_.count(name)) fail_at(key_node, "duplicate event '" + name + "'");
         if (spec && !spec.IsNull()) {
             if (!spec.IsMap()) fail_at(spec, "event '" + name + "' options must be a mapping");
-            check_keys(spec, file_, {"timing", "blocking_sync"}, "event '" + name + "'");
+            check_keys(spec, file_, {"timing", "blocking_sync", "count"}, "event '" + name + "'");
         }
-        events_[name] = static_cast<int32_t>(sc_.program.events.size());
-        sc_.program.events.push_back(Event{name});
+        uint32_t count = spec && spec.IsMap() && spec["count"] ? static_cast<uint32_t>(need_int(spec["count"], "event count", 1, 1 << 20)) : 1;
+        events_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.events.size()), count};
+        for (uint32_t k = 0; k < count; ++k) sc_.program.events.push_back(Event{count > 1 ? name + "[" + std::to_string(k) + "]" : name});
     };
     if (n.IsSequence()) {
         for (const auto& e : n) add(e, YAML::Node());
@@ -356,51 +361,42 @@ std::vector<std::string> keys_of(const Map& m) {
 }
 }  // namespace
 
+int32_t Lowerer::resolve(const YAML::Node& n, const std::string& text, const std::unordered_map<std::string, NamedDecl>& decls,
+                         const char* what) const {
+    auto [name, index] = split_index(text);
+    auto it = decls.find(name);
+    if (it == decls.end()) {
+        std::string near = did_you_mean(name, keys_of(decls));
+        fail_at(n, std::string("undefined ") + what + " '" + name + "'" +
+                       (near.empty() ? std::string(" (declare it under '") + what + "s')" : "; did you mean '" + near + "'?"));
+    }
+    const NamedDecl& d = it->second;
+    if (index.empty()) {
+        if (d.count > 1)
+            fail_at(n, std::string(what) + " '" + name + "' is an array of " + std::to_string(d.count) + "; index it as " + name + "[i]");
+        return static_cast<int32_t>(d.first);
+    }
+    if (d.count == 1) fail_at(n, std::string(what) + " '" + name + "' is not an array; drop the index");
+    Value v = eval_text(n, index);
+    if (v.dim != Dim::None || !v.integral) fail_at(n, std::string(what) + " index must be a whole number in '" + text + "'");
+    if (v.i < 0 || v.i >= static_cast<int64_t>(d.count))
+        fail_at(n, std::string(what) + " index " + std::to_string(v.i) + " is out of range for '" + name + "' (0.." +
+                       std::to_string(d.count - 1) + ")");
+    return static_cast<int32_t>(d.first + v.i);
+}
+
 int32_t Lowerer::stream_ref(const YAML::Node& n, int32_t thread) const {
     std::string name = need_name(n, "stream");
     if (name == "per_thread") {
         if (thread < 0) fail_at(n, "'per_thread' names the calling host thread's stream; tasks need a named stream");
         return const_cast<Lowerer*>(this)->per_thread_stream(thread);
     }
-    auto it = streams_.find(name);
-    if (it == streams_.end()) {
-        std::string near = did_you_mean(name, keys_of(streams_));
-        fail_at(n, "undefined stream '" + name + "'" + (near.empty() ? " (declare it under 'streams')" : "; did you mean '" + near + "'?"));
-    }
-    return it->second;
+    return resolve(n, name, streams_, "stream");
 }
 
-int32_t Lowerer::event_ref(const YAML::Node& n) const {
-    std::string name = need_name(n, "event");
-    auto it = events_.find(name);
-    if (it == events_.end()) {
-        std::string near = did_you_mean(name, keys_of(events_));
-        fail_at(n, "undefined event '" + name + "'" + (near.empty() ? " (declare it under 'events')" : "; did you mean '" + near + "'?"));
-    }
-    return it->second;
-}
+int32_t Lowerer::event_ref(const YAML::Node& n) const { return resolve(n, need_name(n, "event"), events_, "event"); }
 
-int32_t Lowerer::buffer_ref(const YAML::Node& n) const {
-    std::string text = need_name(n, "buffer");
-    auto [name, index] = split_index(text);
-    auto it = buffers_.find(name);
-    if (it == buffers_.end()) {
-        std::string near = did_you_mean(name, keys_of(buffers_));
-        fail_at(n, "undefined buffer '" + name + "'" + (near.empty() ? " (declare it under 'buffers')" : "; did you mean '" + near + "'?"));
-    }
-    const BufferDecl& d = it->second;
-    if (index.empty()) {
-        if (d.count > 1) fail_at(n, "buffer '" + name + "' is an array of " + std::to_string(d.count) + "; index it as " + name + "[i]");
-        return static_cast<int32_t>(d.first);
-    }
-    if (d.count == 1) fail_at(n, "buffer '" + name + "' is not an array; drop the index");
-    Value v = eval_text(n, index);
-    if (v.dim != Dim::None || !v.integral) fail_at(n, "buffer index must be a whole number in '" + text + "'");
-    if (v.i < 0 || v.i >= static_cast<int64_t>(d.count))
-        fail_at(n, "buffer index " + std::to_string(v.i) + " is out of range for '" + name + "' (0.." +
-                       std::to_string(d.count - 1) + ")");
-    return static_cast<int32_t>(d.first + v.i);
-}
+int32_t Lowerer::buffer_ref(const YAML::Node& n) const { return resolve(n, need_name(n, "buffer"), buffers_, "buffer"); }
 
 int32_t Lowerer::per_thread_stream(int32_t thread) {
     if (per_thread_[thread] < 0) {
