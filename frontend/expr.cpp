@@ -30,28 +30,47 @@ const char* unit_names() {
 
 Value scale_literal(i128 mantissa, int exp10, Dim dim, int64_t factor, size_t at, const std::string& text) {
     const i128 limit = static_cast<i128>(INT64_MAX);
-    i128 v = mantissa * factor;
-    if (v > limit) throw ExprError(at, "'" + text + "' overflows 64 bits after unit scaling");
-    while (exp10 > 0) {
-        v *= 10;
-        --exp10;
-        if (v > limit) throw ExprError(at, "'" + text + "' overflows 64 bits after unit scaling");
-    }
-    bool exact = true;
-    i128 div = 1;
-    while (exp10 < 0) {
-        div *= 10;
-        ++exp10;
-        if (div > static_cast<i128>(1e30)) break;
-    }
-    if (div != 1) {
-        exact = (v % div) == 0;
-        if (exact) v /= div;
-    }
-    if (exact) return Value::integer(static_cast<int64_t>(v), dim);
-    if (dim == Dim::None) return Value::real(static_cast<double>(v) / static_cast<double>(div));
     const char* base = dim == Dim::Time ? "picoseconds" : dim == Dim::Bytes ? "bytes" : "bytes per second";
-    throw ExprError(at, "'" + text + "' is not a whole number of " + base);
+    const std::string overflow = "'" + text + "' overflows 64 bits after unit scaling";
+    if (mantissa == 0) return Value::integer(0, dim);
+    while (mantissa % 10 == 0) {
+        mantissa /= 10;
+        ++exp10;
+    }
+    i128 v;
+    if (__builtin_mul_overflow(mantissa, static_cast<i128>(factor), &v)) {
+        // Only possible with many significant digits; estimate to tell an overflow from a fraction.
+        long double est = static_cast<long double>(mantissa) * factor * std::pow(10.0L, exp10);
+        if (est > static_cast<long double>(INT64_MAX)) throw ExprError(at, overflow);
+        throw ExprError(at, "'" + text + "' is not a whole number of " + base);
+    }
+    if (exp10 >= 0) {
+        if (v > limit) throw ExprError(at, overflow);
+        for (; exp10 > 0; --exp10) {
+            v *= 10;
+            if (v > limit) throw ExprError(at, overflow);
+        }
+        return Value::integer(static_cast<int64_t>(v), dim);
+    }
+    // v has no factor 10^38 or more (it is below 2^127), so a larger divisor leaves a fraction.
+    if (-exp10 > 38) throw ExprError(at, "'" + text + "' is not a whole number of " + base);
+    i128 div = 1;
+    for (; exp10 < 0; ++exp10) div *= 10;
+    if (v % div != 0) throw ExprError(at, "'" + text + "' is not a whole number of " + base);
+    v /= div;
+    if (v > limit) throw ExprError(at, overflow);
+    return Value::integer(static_cast<int64_t>(v), dim);
+}
+
+// The unit at the start of `rest` ("GB/s", "ms"), or "" if `rest` does not start with a known unit.
+std::string leading_unit(const std::string& rest) {
+    size_t n = 0;
+    while (n < rest.size() && (std::isalpha(static_cast<unsigned char>(rest[n])) || rest[n] == '/')) ++n;
+    std::string u = rest.substr(0, n);
+    std::string b = u.size() > 2 && u.compare(u.size() - 2, 2, "/s") == 0 ? u.substr(0, u.size() - 2) : u;
+    for (const Unit& k : kUnits)
+        if (b == k.name && (b == u || k.dim == Dim::Bytes)) return u;
+    return "";
 }
 
 class Parser {
@@ -61,7 +80,7 @@ public:
     Value parse_all() {
         Value v = parse_or();
         skip_ws();
-        if (p_ != s_.size()) throw ExprError(p_, "unexpected '" + s_.substr(p_) + "' in expression '" + s_ + "'");
+        if (p_ != s_.size()) leftover("in expression");
         return v;
     }
 
@@ -69,11 +88,29 @@ public:
         skip_ws();
         Value v = parse_number();
         skip_ws();
-        if (p_ != s_.size()) throw ExprError(p_, "unexpected '" + s_.substr(p_) + "' after number in '" + s_ + "'");
+        if (p_ != s_.size()) leftover("after number in");
         return v;
     }
 
 private:
+    [[noreturn]] void leftover(const char* where) {
+        std::string rest = s_.substr(p_);
+        std::string unit = leading_unit(rest);
+        if (!unit.empty() && p_ > 0 && std::isspace(static_cast<unsigned char>(s_[p_ - 1])))
+            throw ExprError(p_, "unit '" + unit + "' must follow its number without a space in '" + s_ + "' (write e.g. 16" +
+                                    unit + ")");
+        throw ExprError(p_, "unexpected '" + rest + "' " + where + " '" + s_ + "'");
+    }
+    // Bounds the recursion of ( ) ! and unary minus, so hostile input cannot overflow the stack.
+    struct Nest {
+        Parser& p;
+        explicit Nest(Parser& q) : p(q) {
+            if (++p.depth_ > 200) throw ExprError(p.p_, "expression '" + p.s_.substr(0, 40) + "...' nests too deeply (more than 200 levels)");
+        }
+        ~Nest() { --p.depth_; }
+        Nest(const Nest&) = delete;
+        Nest& operator=(const Nest&) = delete;
+    };
     void skip_ws() {
         while (p_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[p_]))) ++p_;
     }
@@ -203,6 +240,7 @@ private:
         return Value::integer(static_cast<int64_t>(std::llround(res)), dim);
     }
     Value parse_unary() {
+        Nest guard(*this);
         skip_ws();
         size_t at = p_;
         if (eat("!")) return Value::integer(!truthy(parse_unary()));
@@ -237,7 +275,7 @@ private:
             if (name == "true") return Value::integer(1);
             if (name == "false") return Value::integer(0);
             if (auto v = lookup_ ? lookup_(name) : std::nullopt) return *v;
-            throw ExprError(at, "unknown name '" + name + "' in '" + s_ + "'");
+            throw ExprError(at, "unknown name '" + name + "' in '" + s_ + "'", name);
         }
         throw ExprError(p_, std::string("unexpected '") + c + "' in '" + s_ + "'");
     }
@@ -285,7 +323,7 @@ private:
                 for (int k = 0; k < exp10; ++k) v *= 10;
                 if (v <= static_cast<i128>(INT64_MAX)) return Value::integer(static_cast<int64_t>(v));
             }
-            if (exp10 > 300) throw ExprError(at, "'" + lit + "' is out of range");
+            if (exp10 > 300) throw ExprError(at, "'" + lit + "' is out of range (values must fit in 64 bits)");
             double dv = static_cast<double>(mant) * std::pow(10.0, exp10);
             if (exp10 < 0 && std::floor(dv) == dv && dv < 9e18) return Value::integer(static_cast<int64_t>(dv));
             return Value::real(dv);
@@ -301,13 +339,14 @@ private:
         if (factor == 0)
             throw ExprError(ustart, "unknown unit '" + unit + "' in '" + lit + "' (use " + unit_names() + ")");
         if (per_s) dim = Dim::Bandwidth;
-        if (exp10 < -40) throw ExprError(at, "'" + lit + "' is out of range");
+        if (exp10 < -40) throw ExprError(at, "'" + lit + "' has too many decimal places (no value is finer than 1ps or 1B)");
         return scale_literal(mant, exp10, dim, factor, at, lit);
     }
 
     const std::string& s_;
     const NameLookup& lookup_;
     size_t p_ = 0;
+    int depth_ = 0;
 };
 
 std::string fmt3(double v) {

@@ -28,8 +28,10 @@ struct Value {
 // An error inside an expression; `offset` is the 0-based character position in the text.
 class ExprError : public std::runtime_error {
 public:
-    ExprError(size_t at, const std::string& what) : std::runtime_error(what), offset(at) {}
+    ExprError(size_t at, const std::string& what, std::string unknown = "")
+        : std::runtime_error(what), offset(at), unknown_name(std::move(unknown)) {}
     size_t offset;
+    std::string unknown_name;  // set when the error is a name the lookup does not know
 };
 
 using NameLookup = std::function<std::optional<Value>(const std::string&)>;

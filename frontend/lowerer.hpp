@@ -23,20 +23,28 @@ struct NamedDecl {
 
 class Lowerer {
 public:
-    Lowerer(std::string file, const LoadOptions& opts) : file_(std::move(file)), opts_(opts) {}
+    // `source` is the file's text, used to point errors inside expressions at their column.
+    Lowerer(std::string file, const LoadOptions& opts, std::string source = "")
+        : file_(std::move(file)), opts_(opts), source_(std::move(source)) {}
     Scenario run(const YAML::Node& root);
 
     // --- values ---
     std::string substitute(const YAML::Node& n, const std::string& text) const;
-    Value eval(const YAML::Node& n) const;
+    std::string substitute_at(const SourceLoc& at, const std::string& text) const;
+    Value eval(const YAML::Node& n, const char* what) const;
     Value eval_text(const YAML::Node& n, const std::string& text) const;
+    // Evaluates `raw` found at `at`; `text_col` is the column where `raw` starts in the file (0: unknown).
+    Value eval_at(const SourceLoc& at, int text_col, const std::string& raw) const;
+    std::string shown(const YAML::Node& n) const;  // 'raw' (= 'substituted') for messages
     Time need_time(const YAML::Node& n, const char* what) const;
     uint64_t need_bytes(const YAML::Node& n, const char* what) const;
-    int64_t need_int(const YAML::Node& n, const char* what, int64_t lo, int64_t hi) const;
+    // `hint` follows the message when the value is out of [lo, hi].
+    int64_t need_int(const YAML::Node& n, const char* what, int64_t lo, int64_t hi, const std::string& hint = "") const;
     double need_real(const YAML::Node& n, const char* what) const;
     bool need_bool(const YAML::Node& n, const char* what) const;
     std::string need_name(const YAML::Node& n, const char* what) const;
-    [[noreturn]] void fail_at(const YAML::Node& n, const std::string& what) const { fail(n, file_, what); }
+    [[noreturn]] void fail_at(const YAML::Node& n, const std::string& what) const { throw InputError(loc(n), what); }
+    SourceLoc loc(const YAML::Node& n) const;  // loc_of, but an empty value is placed after its key
 
     // --- references ---
     int32_t stream_ref(const YAML::Node& n, int32_t thread) const;
@@ -69,10 +77,24 @@ private:
     uint32_t intern_loc(const YAML::Node& n);
     int32_t per_thread_stream(int32_t thread);
 
+    struct Param {
+        std::string text;
+        YAML::Node node;
+        std::string set_arg;  // "--set name=value" when the command line overrides it
+    };
+    SourceLoc param_loc(const Param& p) const { return p.set_arg.empty() ? loc_of(p.node, file_) : SourceLoc{p.set_arg}; }
+    std::string param_text(const SourceLoc& at, const std::string& name, const Param& p) const;
+    Value param_value(const SourceLoc& at, const std::string& name, const Param& p) const;
+    void enter_param(const SourceLoc& at, const std::string& name) const;
+    std::string undefined_param(const std::string& name) const;
+    int text_column(const YAML::Node& n, const std::string& raw) const;
+
     std::string file_;
     LoadOptions opts_;
+    std::string source_;
     Scenario sc_;
-    std::map<std::string, std::pair<std::string, YAML::Node>> params_;  // name -> (text, node)
+    std::map<std::string, Param> params_;
+    mutable std::vector<std::string> param_stack_;  // params being expanded, to catch cycles
     std::vector<std::pair<std::string, int64_t>> loop_vars_;           // innermost last
     std::unordered_map<std::string, NamedDecl> buffers_, streams_, events_;
     std::unordered_map<std::string, int32_t> threads_;
@@ -81,6 +103,7 @@ private:
     std::vector<int32_t> per_thread_;  // per host thread: its per-thread default stream or -1
     bool default_per_thread_ = false;
     int depth_ = 0;
+    uint64_t iterations_ = 0;  // loop iterations so far, capped by max_ops like the ops
 };
 
 }  // namespace hetsim

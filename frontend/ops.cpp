@@ -1,5 +1,6 @@
 // Lowering of op lists (threads form) and task graphs (tasks form) into Program ops.
 #include <algorithm>
+#include <cctype>
 
 #include "frontend/lowerer.hpp"
 #include "models/kernel_model.hpp"
@@ -40,21 +41,24 @@ std::vector<std::string> keys_for(const std::string& kind, bool task) {
 
 void Lowerer::lower_thread(const std::string& name, const YAML::Node& list) {
     int32_t thread = threads_.at(name);
-    if (!list.IsSequence()) fail_at(list, "thread '" + name + "' must be a list of ops");
+    if (!list.IsSequence()) fail_at(list, "thread '" + name + "' must be a list of ops, got " + a_node_type(list));
     lower_list(list, thread);
 }
 
 void Lowerer::lower_list(const YAML::Node& list, int32_t thread) {
-    if (!list.IsSequence()) fail_at(list, std::string("expected a list of ops, got a ") + node_type_name(list));
+    if (!list.IsSequence()) fail_at(list, "expected a list of ops, got " + a_node_type(list));
     for (const auto& op : list) lower_op(op, thread);
 }
 
 static std::string find_kind(const Lowerer& L, const YAML::Node& n) {
-    if (!n.IsMap()) L.fail_at(n, std::string("an op must be a mapping such as {kernel: name, stream: s}, got a ") + node_type_name(n));
+    if (!n.IsMap()) L.fail_at(n, "an op must be a mapping such as {kernel: name, stream: s}, got " + a_node_type(n));
+    if (n.size() == 0) L.fail_at(n, "empty op; write an op such as {host: name, duration: 2ms}");
     std::string kind;
     for (auto it = n.begin(); it != n.end(); ++it) {
-        std::string k = it->first.IsScalar() ? it->first.Scalar() : "";
-        if (std::find(op_kinds().begin(), op_kinds().end(), k) != op_kinds().end()) {
+        if (!it->first.IsScalar()) L.fail_at(it->first, "op keys must be plain names, got " + a_node_type(it->first));
+        std::string k = it->first.Scalar();
+        // The same kind twice is a duplicate key, which check_keys reports.
+        if (std::find(op_kinds().begin(), op_kinds().end(), k) != op_kinds().end() && k != kind) {
             if (!kind.empty()) L.fail_at(it->first, "op has two kinds, '" + kind + "' and '" + k + "'; split it into two ops");
             kind = k;
         }
@@ -78,15 +82,27 @@ void Lowerer::lower_op(const YAML::Node& n, int32_t thread) {
     std::string kind = find_kind(*this, n);
     check_keys(n, file_, keys_for(kind, false), kind + " op");
     if (kind == "repeat") {
-        int64_t count = need_int(n["repeat"], "repeat count", 0, static_cast<int64_t>(opts_.max_ops));
+        int64_t count = need_int(n["repeat"], "repeat count", 0, static_cast<int64_t>(std::min<uint64_t>(opts_.max_ops, INT64_MAX)),
+                                 "; " + std::to_string(opts_.max_ops) +
+                                     " is the cap on ops (--max-ops): lower the count, or raise the cap with --max-ops if this is intended");
         std::string var = n["var"] ? need_name(n["var"], "loop variable") : "i";
+        if (!(std::isalpha(static_cast<unsigned char>(var[0])) || var[0] == '_') ||
+            !std::all_of(var.begin(), var.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+            fail_at(n["var"], "loop variable must be a plain name such as i or chunk, got '" + var + "'");
         for (const auto& lv : loop_vars_)
             if (lv.first == var) fail_at(n["var"] ? n["var"] : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
         if (params_.count(var)) fail_at(n["var"] ? n["var"] : n, "loop variable '" + var + "' shadows a param of the same name");
         if (!n["do"]) fail_at(n, "repeat needs a 'do' list of ops");
+        if (!n["do"].IsSequence()) fail_at(n["do"], "repeat's 'do' must be a list of ops, got " + a_node_type(n["do"]));
         if (++depth_ > 16) fail_at(n, "repeat blocks nest deeper than 16");
         loop_vars_.push_back({var, 0});
         for (int64_t i = 0; i < count; ++i) {
+            // Loops over empty or filtered bodies emit nothing; cap their iterations too (at twice
+            // --max-ops, so that ordinary loop nests meet the op cap first), so no input expands unbounded.
+            uint64_t cap = opts_.max_ops > UINT64_MAX / 2 ? UINT64_MAX : 2 * opts_.max_ops;
+            if (++iterations_ > cap)
+                fail_at(n["repeat"], "the scenario's loops run more than " + std::to_string(cap) +
+                                         " iterations in all; lower the counts, or raise the cap with --max-ops if this is intended");
             loop_vars_.back().second = i;
             lower_list(n["do"], thread);
         }
@@ -95,10 +111,14 @@ void Lowerer::lower_op(const YAML::Node& n, int32_t thread) {
         return;
     }
     if (kind == "if") {
-        Value c = eval(n["if"]);
-        if (c.dim != Dim::None) fail_at(n["if"], "condition must be a comparison such as 'i > 0'");
+        if (!n["then"] && !n["else"]) fail_at(n, "'if' needs a 'then' list of ops (and optionally 'else')");
+        for (const char* branch : {"then", "else"})
+            if (n[branch] && !n[branch].IsSequence())
+                fail_at(n[branch], std::string("'") + branch + "' must be a list of ops, got " + a_node_type(n[branch]));
+        Value c = eval(n["if"], "condition");
+        if (c.dim != Dim::None)
+            fail_at(n["if"], "condition must be a comparison such as 'i > 0', got " + shown(n["if"]) + " (a " + to_string(c.dim) + ")");
         bool yes = c.integral ? c.i != 0 : c.d != 0;
-        if (!n["then"] && !n["else"]) fail_at(n, "'if' needs a 'then' list (and optionally 'else')");
         if (yes && n["then"]) lower_list(n["then"], thread);
         if (!yes && n["else"]) lower_list(n["else"], thread);
         return;
@@ -132,6 +152,8 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
     };
     auto stream_or_default = [&]() { return n["stream"] ? stream_ref(n["stream"], thread) : default_stream(); };
     auto label_from_head = [&]() {
+        if (head && (head.IsMap() || head.IsSequence()))
+            fail_at(head, "the value of '" + kind + "' is the op's label, a name such as 'load'; got " + a_node_type(head));
         if (head && head.IsScalar() && !head.Scalar().empty()) label = substitute(head, head.Scalar());
         else label = kind;
     };
@@ -175,7 +197,9 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
         if (b.kind != MemKind::Managed) fail_at(head, "prefetch needs a managed buffer; '" + b.name + "' is " + to_string(b.kind));
         op.stream = stream_or_default();
         op.bytes = n["bytes"] ? need_bytes(n["bytes"], "bytes") : b.bytes;
-        if (op.bytes > b.bytes) fail_at(n["bytes"], "prefetch of " + std::to_string(op.bytes) + " bytes overruns buffer '" + b.name + "' (" + std::to_string(b.bytes) + " bytes)");
+        if (op.bytes > b.bytes)
+            fail_at(n["bytes"], "prefetch of " + std::to_string(op.bytes) + " bytes overruns buffer '" + b.name + "' of " +
+                                    std::to_string(b.bytes) + " bytes; 'bytes' may be at most the buffer's size");
         std::string to = n["to"] ? need_name(n["to"], "to") : "device";
         if (to != "device" && to != "host") fail_at(n["to"], "prefetch 'to' must be 'device' or 'host', got '" + to + "'");
         op.to_device = to == "device";
@@ -192,6 +216,7 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
                                to_string(sc_.program.buffers[id].kind));
             sc_.program.uses.push_back(static_cast<uint32_t>(id));
         }
+        if (sc_.program.uses.size() - op.uses_begin > UINT16_MAX) fail_at(u, "'uses' lists more than 65535 buffers");
         op.uses_count = static_cast<uint16_t>(sc_.program.uses.size() - op.uses_begin);
     }
 }
@@ -217,7 +242,8 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
         const Buffer &sb = bufs[s], &db = bufs[d];
         bool sh = host_side(sb.kind), dh = host_side(db.kind);
         if (sh && dh) fail_at(n, "host-to-host copies ('" + sb.name + "' -> '" + db.name + "') are not CUDA copies; model them as host work");
-        if (sb.kind == MemKind::Managed && db.kind == MemKind::Managed) fail_at(n, "copies between two managed buffers are not modelled");
+        if (sb.kind == MemKind::Managed && db.kind == MemKind::Managed)
+            fail_at(n, "copies between two managed buffers are not modelled; copy to or from a device buffer instead");
         if (sh || (sb.kind == MemKind::Managed && db.kind == MemKind::Device)) {
             op.dir = CopyDir::H2D;
             op.host_mem = sb.kind;
@@ -250,8 +276,9 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
     else if (limit != UINT64_MAX) op.bytes = limit;
     else fail_at(n, std::string(memset ? "memset" : "copy") + " needs 'bytes' (a size such as 64MiB)");
     if (limit_buf && op.bytes > limit)
-        fail_at(n["bytes"], "copy of " + std::to_string(op.bytes) + " bytes overruns buffer '" + limit_buf->name + "' (" +
-                                std::to_string(limit_buf->bytes) + " bytes)");
+        fail_at(n["bytes"], std::string(memset ? "memset" : "copy") + " of " + std::to_string(op.bytes) + " bytes overruns buffer '" +
+                                limit_buf->name + "' of " + std::to_string(limit_buf->bytes) + " bytes; 'bytes' may be at most " +
+                                std::to_string(limit) + " here");
 }
 
 void Lowerer::fill_kernel(Op& op, const YAML::Node& n) {
@@ -271,7 +298,21 @@ void Lowerer::fill_kernel(Op& op, const YAML::Node& n) {
 
 void Lowerer::check_kernel_fits(const Op& op, const YAML::Node& n) const {
     std::string why;
-    if (blocks_per_sm(sc_.profile, op.shape, &why) == 0) fail_at(n, "kernel cannot fit on an SM: " + why);
+    if (blocks_per_sm(sc_.profile, op.shape, &why) != 0) return;
+    // Point at the value to change and say how far.
+    const HwProfile& p = sc_.profile;
+    const KernelShape& k = op.shape;
+    auto at = [&](const char* key) { return n[key] ? n[key] : n; };
+    if (k.block > p.sm_threads)
+        fail_at(at("block"), "kernel cannot fit on an SM: " + why + "; use a block of at most " + std::to_string(p.sm_threads) + " threads");
+    if (static_cast<uint64_t>(k.block) * k.regs_per_thread > p.sm_registers)
+        fail_at(at(n["registers"] ? "registers" : "block"),
+                "kernel cannot fit on an SM: " + why + "; with " + std::to_string(k.block) + " threads a block may use at most " +
+                    std::to_string(p.sm_registers / k.block) + " registers per thread (lower 'registers' or 'block')");
+    if (k.smem_per_block > p.sm_shared_memory)
+        fail_at(at("shared_memory"), "kernel cannot fit on an SM: " + why + "; 'shared_memory' may be at most " +
+                                         std::to_string(p.sm_shared_memory) + " bytes (" + format_bytes(p.sm_shared_memory) + ") per block");
+    fail_at(n, "kernel cannot fit on an SM: " + why);
 }
 
 // ---------------------------------------------------------------- tasks form
@@ -283,9 +324,10 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
     std::unordered_map<std::string, uint32_t> index;
     std::vector<YAML::Node> after_nodes;
     std::vector<YAML::Node> key_nodes;
+    std::vector<std::string> task_names;
     for (auto it = tasks.begin(); it != tasks.end(); ++it) {
         std::string name = need_name(it->first, "task name");
-        if (index.count(name)) fail_at(it->first, "duplicate task '" + name + "'");
+        if (index.count(name)) fail_at(it->first, "duplicate task '" + name + "'; each task name may be used once");
         const YAML::Node& n = it->second;
         std::string kind = find_kind(*this, n);
         if (kind == "repeat" || kind == "if" || kind == "event_sync" || kind == "stream_sync" || kind == "device_sync" ||
@@ -314,6 +356,7 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
         else pg.gpu_tasks.push_back(idx);
         after_nodes.push_back(n["after"]);
         key_nodes.push_back(it->first);
+        task_names.push_back(name);
     }
     std::vector<std::string> names;
     for (const auto& kv : index) names.push_back(kv.first);
@@ -326,15 +369,20 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
             std::vector<YAML::Node> refs;
             if (a.IsScalar()) refs.push_back(a);
             else if (a.IsSequence()) for (const auto& r : a) refs.push_back(r);
-            else fail_at(a, "'after' must be a list of task names");
+            else fail_at(a, "'after' must be a list of task names such as [load0, copy0], got " + a_node_type(a));
             for (const auto& r : refs) {
                 std::string dep = need_name(r, "task name");
                 auto it = index.find(dep);
                 if (it == index.end()) {
                     std::string near = did_you_mean(dep, names);
-                    fail_at(r, "'after' names unknown task '" + dep + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+                    std::string known;
+                    for (size_t k = 0; k < names.size() && k < 8; ++k) known += (k ? ", " : "") + names[k];
+                    if (names.size() > 8) known += ", ...";
+                    fail_at(r, "'after' names unknown task '" + dep + "'" +
+                                   (near.empty() ? " (tasks: " + known + ")" : "; did you mean '" + near + "'?"));
                 }
-                if (it->second == t) fail_at(r, "task '" + key_nodes[t].Scalar() + "' lists itself in 'after'");
+                if (it->second == t)
+                    fail_at(r, "task '" + task_names[t] + "' lists itself in 'after'; a task cannot wait for itself");
                 if (std::find(pg.after.begin() + op.after_begin, pg.after.end(), it->second) != pg.after.end())
                     fail_at(r, "task '" + dep + "' appears twice in 'after'");
                 pg.after.push_back(it->second);
@@ -344,9 +392,19 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
     }
     std::vector<uint32_t> cycle = find_cycle(pg);
     if (!cycle.empty()) {
-        std::string msg = "tasks form a dependency cycle:";
-        for (uint32_t c : cycle) msg += " " + pg.op_name(c) + " ->";
-        msg += " " + pg.op_name(cycle.front());
+        // In the tasks form op i is task i; in the cycle each task waits for the next.
+        std::string msg = "tasks wait for each other in a cycle:";
+        bool implicit = false;
+        for (size_t k = 0; k < cycle.size(); ++k) {
+            uint32_t x = cycle[k], y = cycle[(k + 1) % cycle.size()];
+            msg += " " + task_names[x] + " ->";
+            const Op& o = pg.ops[x];
+            if (std::find(pg.after.begin() + o.after_begin, pg.after.begin() + o.after_begin + o.after_count, y) ==
+                pg.after.begin() + o.after_begin + o.after_count)
+                implicit = true;
+        }
+        msg += " " + task_names[cycle.front()] + " (each waits for the next); remove one of these 'after' entries";
+        if (implicit) msg += " (tasks on one stream or host thread also run in file order)";
         throw InputError(pg.locs[pg.ops[cycle.front()].loc], msg);
     }
 }

@@ -64,33 +64,43 @@ HwProfile load_profile(const std::string& name, const SourceLoc& where) {
                     if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
             std::sort(names.begin(), names.end());
             for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-            throw InputError(where, "unknown hardware profile '" + name + "' (shipped: " + list + ")");
+            std::string near = did_you_mean(name, names);
+            throw InputError(where, "unknown hardware profile '" + name + "'" +
+                                        (near.empty() ? "" : "; did you mean '" + near + "'?") + " (shipped: " + list +
+                                        "; or give the path of a profile file)");
         }
+    } else if (!fs::is_regular_file(path)) {
+        throw InputError(where, "hardware profile file '" + path + "' " +
+                                    (fs::exists(path) ? "is not a regular file" : "does not exist") +
+                                    " (a profile name with '/' or '.yaml' is a path, relative to the working directory)");
     }
     YAML::Node root = load_yaml_file(path);
     check_keys(root, path, {"name", "description", "params"}, "profile");
     HwProfile p;
     p.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar() : name;
     YAML::Node params = root["params"];
-    if (!params || !params.IsMap()) fail(root, path, "profile has no 'params' mapping");
+    if (!params || !params.IsMap())
+        fail(params && !params.IsNull() ? params : root, path, "profile needs a 'params' mapping of parameter names to values (`hetsim params` lists them)");
     std::set<std::string> seen;
     for (auto it = params.begin(); it != params.end(); ++it) {
+        if (!it->first.IsScalar()) fail(it->first, path, "profile parameter names must be plain names such as copy.h2d.bandwidth");
         std::string key = it->first.Scalar();
         YAML::Node v = it->second;
-        if (!seen.insert(key).second) fail(it->first, path, "duplicate parameter '" + key + "' in profile");
+        if (!seen.insert(key).second) fail(it->first, path, "duplicate parameter '" + key + "' in profile; give each parameter once");
         YAML::Node value = v;
         if (v.IsMap()) {
             check_keys(v, path, {"value", "source", "status", "residual", "fit"}, "parameter '" + key + "'");
             value = v["value"];
             if (!value) fail(v, path, "parameter '" + key + "' has no 'value'");
         }
-        if (!value.IsScalar()) fail(value, path, "parameter '" + key + "' must be a scalar value");
+        if (!value.IsScalar())
+            fail(value, path, "parameter '" + key + "' must be a single value such as 16GB/s, got " + a_node_type(value));
         set_profile_param(p, key, value.Scalar(), loc_of(value, path));
     }
     for (const auto& d : param_decls())
         if (!seen.count(d.key))
             throw InputError(loc_of(params, path), std::string("profile is missing parameter '") + d.key + "' (" +
-                                                       d.description + ")");
+                                                       d.description + ", a " + to_string(d.dim) + "); add it under 'params'");
     return p;
 }
 

@@ -1,18 +1,34 @@
 #include "frontend/scenario.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "frontend/lowerer.hpp"
 #include "frontend/profile_loader.hpp"
 
 namespace hetsim {
 
+namespace {
+// yaml-cpp throws on some misuse of nodes (a subscript of a scalar); report it as bad input.
+Scenario lower(const YAML::Node& root, const std::string& file, const LoadOptions& opts, std::string text) {
+    try {
+        return Lowerer(file, opts, std::move(text)).run(root);
+    } catch (const YAML::Exception& e) {
+        throw InputError(e.mark.line >= 0 ? SourceLoc{file, e.mark.line + 1, e.mark.column + 1} : SourceLoc{file},
+                         "unexpected YAML structure: " + e.msg);
+    }
+}
+}  // namespace
+
 Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
-    YAML::Node root = load_yaml_file(path);
-    return Lowerer(path, opts).run(root);
+    std::string text;
+    YAML::Node root = load_yaml_file(path, &text);
+    return lower(root, path, opts, std::move(text));
 }
 
 Scenario load_scenario_text(const std::string& yaml, const std::string& file, const LoadOptions& opts) {
     YAML::Node root = load_yaml_text(yaml, file);
-    return Lowerer(file, opts).run(root);
+    return lower(root, file, opts, yaml);
 }
 
 Scenario Lowerer::run(const YAML::Node& root) {
@@ -20,17 +36,25 @@ Scenario Lowerer::run(const YAML::Node& root) {
                              "threads", "tasks"},
                "scenario");
     sc_.program.source = file_;
+    for (const char* text_key : {"name", "description"})
+        if (YAML::Node t = root[text_key]; t && !t.IsScalar() && !t.IsNull())
+            fail_at(t, std::string("'") + text_key + "' must be text, got " + a_node_type(t));
     sc_.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar() : file_;
-    parse_params(root["params"]);
+    // An empty section (`events:` with nothing under it) declares nothing.
+    auto section = [&](const char* key) {
+        YAML::Node n = root[key];
+        return n && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
+    };
+    parse_params(section("params"));
     parse_hardware(root["hardware"]);
-    if (root["options"]) parse_options(root["options"]);
+    if (YAML::Node o = section("options")) parse_options(o);
     // The legacy default stream always exists as stream 0.
     sc_.program.streams.push_back(Stream{"default", StreamKind::Legacy, 0, -1});
     streams_["default"] = NamedDecl{0, 1};
     streams_["legacy"] = NamedDecl{0, 1};
-    if (root["buffers"]) parse_buffers(root["buffers"]);
-    if (root["streams"]) parse_streams(root["streams"]);
-    if (root["events"]) parse_events(root["events"]);
+    if (YAML::Node b = section("buffers")) parse_buffers(b);
+    if (YAML::Node s = section("streams")) parse_streams(s);
+    if (YAML::Node e = section("events")) parse_events(e);
     YAML::Node threads = root["threads"], tasks = root["tasks"];
     if (threads && tasks) fail_at(tasks, "a scenario has either 'threads' or 'tasks', not both");
     if (!threads && !tasks) fail_at(root, "scenario has no work: add 'threads' (op lists) or 'tasks' (a graph)");
@@ -39,7 +63,7 @@ Scenario Lowerer::run(const YAML::Node& root) {
             fail_at(threads, "'threads' must map each host thread's name to its list of ops");
         for (auto it = threads.begin(); it != threads.end(); ++it) {
             std::string name = need_name(it->first, "thread name");
-            if (threads_.count(name)) fail_at(it->first, "duplicate thread '" + name + "'");
+            if (threads_.count(name)) fail_at(it->first, "duplicate thread '" + name + "'; give each host thread its own name");
             threads_[name] = static_cast<int32_t>(sc_.program.threads.size());
             sc_.program.threads.push_back(HostThread{name, {}});
             per_thread_.push_back(-1);
@@ -55,7 +79,7 @@ Scenario Lowerer::run(const YAML::Node& root) {
 
 void Lowerer::parse_params(const YAML::Node& n) {
     if (n) {
-        if (!n.IsMap()) fail_at(n, std::string("'params' must be a mapping of names to values, got a ") + node_type_name(n));
+        if (!n.IsMap()) fail_at(n, "'params' must be a mapping of names to values such as {n: 8, size: 64MiB}, got " + a_node_type(n));
         check_keys(n, file_, [&] {
             std::vector<std::string> k;
             for (auto it = n.begin(); it != n.end(); ++it) k.push_back(it->first.Scalar());
@@ -63,8 +87,9 @@ void Lowerer::parse_params(const YAML::Node& n) {
         }(), "params");
         for (auto it = n.begin(); it != n.end(); ++it) {
             std::string name = need_name(it->first, "param name");
-            if (!it->second.IsScalar()) fail_at(it->second, "param '" + name + "' must be a scalar value");
-            params_[name] = {it->second.Scalar(), it->second};
+            if (!it->second.IsScalar())
+                fail_at(it->second, "param '" + name + "' must be a single value such as 8 or 64MiB, got " + a_node_type(it->second));
+            params_[name] = Param{it->second.Scalar(), it->second, ""};
         }
     }
     for (const auto& [key, value] : opts_.sets) {
@@ -74,10 +99,15 @@ void Lowerer::parse_params(const YAML::Node& n) {
             std::vector<std::string> names;
             for (const auto& p : params_) names.push_back(p.first);
             std::string near = did_you_mean(key, names);
-            throw InputError({file_}, "--set " + key + ": the scenario has no param '" + key + "'" +
-                                          (near.empty() ? "" : "; did you mean '" + near + "'?"));
+            std::string known;
+            for (const auto& k : names) known += (known.empty() ? "" : ", ") + k;
+            throw InputError({"--set " + key + "=" + value},
+                             "the scenario " + file_ + " has no param '" + key + "'" +
+                                 (!near.empty() ? "; did you mean '" + near + "'?"
+                                  : names.empty() ? " (it declares no params)" : " (its params: " + known + ")"));
         }
-        it->second.first = value;
+        it->second.text = value;
+        it->second.set_arg = "--set " + key + "=" + value;
     }
 }
 
@@ -87,29 +117,42 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
     std::vector<std::pair<std::string, YAML::Node>> overrides;
     if (n) {
         if (n.IsScalar()) {
-            profile = substitute(n, n.Scalar());
+            profile = need_name(n, "hardware profile");
         } else if (n.IsMap()) {
+            // Flat (copy.h2d.bandwidth) and nested (copy: {h2d: {bandwidth: ..}}) keys name the same
+            // parameter; each may be given once.
             std::vector<std::string> seen;
-            for (auto it = n.begin(); it != n.end(); ++it) {
-                std::string key = it->first.Scalar();
+            auto once = [&](const YAML::Node& key_node, const std::string& key) {
                 if (std::find(seen.begin(), seen.end(), key) != seen.end())
-                    fail_at(it->first, "duplicate key '" + key + "' in hardware");
+                    fail_at(key_node, "duplicate key '" + key + "' in hardware; give each parameter once");
                 seen.push_back(key);
-                if (key == "profile") profile = substitute(it->second, it->second.Scalar());
-                else if (key == "zero_latency") zero = need_bool(it->second, "zero_latency");
-                else if (it->second.IsMap()) {
+            };
+            for (auto it = n.begin(); it != n.end(); ++it) {
+                std::string key = need_name(it->first, "hardware key");
+                if (key == "profile") {
+                    once(it->first, key);
+                    profile = need_name(it->second, "hardware profile");
+                } else if (key == "zero_latency") {
+                    once(it->first, key);
+                    zero = need_bool(it->second, "zero_latency");
+                } else if (it->second.IsMap()) {
                     // Nested form: copy: {h2d: {bandwidth: 16GB/s}} == copy.h2d.bandwidth.
                     std::vector<std::pair<std::string, YAML::Node>> stack{{key, it->second}};
                     while (!stack.empty()) {
                         auto [prefix, node] = stack.back();
                         stack.pop_back();
                         for (auto jt = node.begin(); jt != node.end(); ++jt) {
-                            std::string k = prefix + "." + jt->first.Scalar();
-                            if (jt->second.IsMap()) stack.push_back({k, jt->second});
-                            else overrides.push_back({k, jt->second});
+                            std::string k = prefix + "." + need_name(jt->first, "hardware key");
+                            if (jt->second.IsMap()) {
+                                stack.push_back({k, jt->second});
+                            } else {
+                                once(jt->first, k);
+                                overrides.push_back({k, jt->second});
+                            }
                         }
                     }
                 } else {
+                    once(it->first, key);
                     overrides.push_back({key, it->second});
                 }
             }
@@ -127,7 +170,8 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
         }
     if (zero) zero_latencies(sc_.profile);
     for (const auto& [key, node] : overrides) {
-        if (!node.IsScalar()) fail_at(node, "hardware parameter '" + key + "' must be a scalar value");
+        if (!node.IsScalar())
+            fail_at(node, "hardware parameter '" + key + "' must be a single value such as 16GB/s, got " + a_node_type(node));
         set_profile_param(sc_.profile, key, substitute(node, node.Scalar()), loc_of(node, file_));
     }
     for (const auto& [key, value] : opts_.sets)
@@ -151,9 +195,9 @@ void Lowerer::parse_buffers(const YAML::Node& n) {
     uint64_t managed_total = 0;
     for (auto it = n.begin(); it != n.end(); ++it) {
         std::string name = need_name(it->first, "buffer name");
-        if (buffers_.count(name)) fail_at(it->first, "duplicate buffer '" + name + "'");
+        if (buffers_.count(name)) fail_at(it->first, "duplicate buffer '" + name + "'; each buffer name may be declared once");
         const YAML::Node& b = it->second;
-        if (!b.IsMap()) fail_at(b, "buffer '" + name + "' must be a mapping with 'kind' and 'size'");
+        if (!b.IsMap()) fail_at(b, "buffer '" + name + "' must be a mapping such as {kind: device, size: 64MiB}, got " + a_node_type(b));
         check_keys(b, file_, {"kind", "size", "count", "resident"}, "buffer '" + name + "'");
         if (!b["kind"]) fail_at(b, "buffer '" + name + "' needs a 'kind' (pinned, pageable, device or managed)");
         if (!b["size"]) fail_at(b, "buffer '" + name + "' needs a 'size' such as 64MiB");
@@ -169,21 +213,23 @@ void Lowerer::parse_buffers(const YAML::Node& n) {
                                    (near.empty() ? "" : "; did you mean '" + near + "'?"));
         }
         uint64_t size = need_bytes(b["size"], "buffer size");
-        if (size == 0) fail_at(b["size"], "buffer '" + name + "' has size 0");
+        if (size == 0) fail_at(b["size"], "buffer '" + name + "' has size 0; give it a positive size such as 64MiB");
         uint32_t count = b["count"] ? static_cast<uint32_t>(need_int(b["count"], "buffer count", 1, 1 << 20)) : 1;
         bool on_device = false;
         if (YAML::Node r = b["resident"]) {
             if (mk != MemKind::Managed) fail_at(r, "'resident' applies only to managed buffers");
             std::string where = need_name(r, "resident");
-            if (where != "host" && where != "device") fail_at(r, "'resident' must be 'host' or 'device'");
+            if (where != "host" && where != "device") fail_at(r, "'resident' must be 'host' or 'device', got '" + where + "'");
             on_device = where == "device";
         }
         if (mk == MemKind::Managed) {
-            managed_total += size * count;
+            uint64_t bytes = 0;
+            if (__builtin_mul_overflow(size, uint64_t{count}, &bytes) || __builtin_add_overflow(managed_total, bytes, &managed_total))
+                managed_total = UINT64_MAX;
             if (managed_total > sc_.profile.device_memory)
                 fail_at(b["size"], "managed buffers total " + format_bytes(managed_total) + ", more than the device's " +
                                        format_bytes(sc_.profile.device_memory) +
-                                       " (oversubscribing managed memory is not modelled)");
+                                       "; shrink them to fit (oversubscribing managed memory is not modelled)");
         }
         buffers_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.buffers.size()), count};
         for (uint32_t k = 0; k < count; ++k)
@@ -196,7 +242,8 @@ void Lowerer::parse_streams(const YAML::Node& n) {
     auto add = [&](const YAML::Node& key_node, const std::string& name, const YAML::Node& spec) {
         if (streams_.count(name) || name == "per_thread")
             fail_at(key_node, "stream '" + name + "' is already defined" +
-                                  (name == "default" || name == "legacy" || name == "per_thread" ? " (a built-in name)" : ""));
+                                  (name == "default" || name == "legacy" || name == "per_thread" ? " (a built-in name)" : "") +
+                                  "; choose another name");
         Stream s{name, StreamKind::Blocking, 0, -1};
         if (spec && !spec.IsNull()) {
             if (!spec.IsMap()) fail_at(spec, "stream '" + name + "' must be a mapping such as {kind: non_blocking, priority: -1}");
@@ -228,7 +275,7 @@ void Lowerer::parse_streams(const YAML::Node& n) {
 void Lowerer::parse_events(const YAML::Node& n) {
     auto add = [&](const YAML::Node& key_node, const YAML::Node& spec) {
         std::string name = need_name(key_node, "event name");
-        if (events_.count(name)) fail_at(key_node, "duplicate event '" + name + "'");
+        if (events_.count(name)) fail_at(key_node, "duplicate event '" + name + "'; each event name may be declared once");
         if (spec && !spec.IsNull()) {
             if (!spec.IsMap()) fail_at(spec, "event '" + name + "' options must be a mapping");
             check_keys(spec, file_, {"timing", "blocking_sync", "count"}, "event '" + name + "'");
@@ -248,82 +295,191 @@ void Lowerer::parse_events(const YAML::Node& n) {
 
 // ---------------------------------------------------------------- values
 
-std::string Lowerer::substitute(const YAML::Node& n, const std::string& text) const {
-    std::string out = text;
-    for (int round = 0; round < 16; ++round) {
-        size_t p = out.find("${");
-        if (p == std::string::npos) return out;
-        size_t e = out.find('}', p);
-        if (e == std::string::npos) fail_at(n, "unterminated '${' in '" + text + "'");
-        std::string name = out.substr(p + 2, e - p - 2);
-        auto it = params_.find(name);
-        if (it == params_.end()) {
-            std::vector<std::string> names;
-            for (const auto& q : params_) names.push_back(q.first);
-            std::string near = did_you_mean(name, names);
-            fail_at(n, "undefined param '${" + name + "}'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+// yaml-cpp marks an empty value (`duration:` with nothing after it) at the next token, often on a
+// later line. Place it after the ':' or '-' that introduced it instead, skipping blank and comment lines.
+SourceLoc Lowerer::loc(const YAML::Node& n) const {
+    SourceLoc l = loc_of(n, file_);
+    YAML::Mark m = n.Mark();
+    if (!n.IsNull() || source_.empty() || m.pos <= 0 || static_cast<size_t>(m.pos) > source_.size()) return l;
+    size_t end = static_cast<size_t>(m.pos);  // scan the text before the mark, line by line, backwards
+    int line = m.line;                          // 0-based line of `end`
+    for (int guard = 0; guard < 1000; ++guard) {
+        size_t bol = source_.rfind('\n', end == 0 ? std::string::npos : end - 1);
+        bol = bol == std::string::npos ? 0 : bol + 1;
+        if (bol > end) bol = end;
+        std::string text = source_.substr(bol, end - bol);
+        size_t hash = text.find(" #");
+        if (hash != std::string::npos) text.resize(hash);
+        if (!text.empty() && text[0] == '#') text.clear();
+        while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.pop_back();
+        if (!text.empty()) {
+            if (text.back() != ':' && text.back() != '-') return l;
+            return SourceLoc{file_, line + 1, static_cast<int>(text.size()) + 1};
         }
-        out = out.substr(0, p) + it->second.first + out.substr(e + 1);
+        if (bol == 0) return l;
+        end = bol - 1;  // the '\n' ending the previous line
+        --line;
     }
-    fail_at(n, "params nest too deeply (a param refers to itself?) in '" + text + "'");
+    return l;
+}
+
+std::string Lowerer::undefined_param(const std::string& name) const {
+    std::vector<std::string> names;
+    for (const auto& q : params_) names.push_back(q.first);
+    std::string near = did_you_mean(name, names);
+    return "undefined param '${" + name + "}'" +
+           (!near.empty() ? "; did you mean '${" + near + "}'?"
+            : names.empty() ? " (the scenario declares no params; add it under 'params')" : " (declare it under 'params')");
+}
+
+void Lowerer::enter_param(const SourceLoc& at, const std::string& name) const {
+    auto it = std::find(param_stack_.begin(), param_stack_.end(), name);
+    if (it == param_stack_.end()) {
+        param_stack_.push_back(name);
+        return;
+    }
+    if (it + 1 == param_stack_.end()) throw InputError(at, "param '" + name + "' refers to itself; give it a value");
+    std::string chain;
+    for (; it != param_stack_.end(); ++it) chain += *it + " -> ";
+    throw InputError(at, "params refer to each other in a cycle: " + chain + name + "; give one of them a value");
+}
+
+// The text of param `name` with its own ${...} substituted, checking for cycles.
+std::string Lowerer::param_text(const SourceLoc& at, const std::string& name, const Param& p) const {
+    enter_param(at, name);
+    std::string out = substitute_at(param_loc(p), p.text);
+    param_stack_.pop_back();
+    return out;
+}
+
+Value Lowerer::param_value(const SourceLoc& at, const std::string& name, const Param& p) const {
+    enter_param(at, name);
+    Value v = p.set_arg.empty() ? eval_text(p.node, p.text) : eval_at(param_loc(p), 0, p.text);
+    param_stack_.pop_back();
+    return v;
+}
+
+std::string Lowerer::substitute(const YAML::Node& n, const std::string& text) const {
+    return substitute_at(loc_of(n, file_), text);
+}
+
+std::string Lowerer::substitute_at(const SourceLoc& at, const std::string& text) const {
+    if (text.find("${") == std::string::npos) return text;
+    std::string out;
+    size_t i = 0;
+    for (;;) {
+        size_t p = text.find("${", i);
+        if (p == std::string::npos) return out + text.substr(i);
+        out += text.substr(i, p - i);
+        size_t e = text.find('}', p);
+        if (e == std::string::npos) throw InputError(at, "unterminated '${' in '" + text + "'; write ${name}");
+        std::string name = text.substr(p + 2, e - p - 2);
+        if (name.empty()) throw InputError(at, "empty '${}' in '" + text + "'; write ${name} with the name of a param");
+        auto it = params_.find(name);
+        if (it == params_.end()) throw InputError(at, undefined_param(name));
+        out += param_text(at, name, it->second);
+        i = e + 1;
+    }
+}
+
+// The 1-based column where `raw` (the node's text) starts in the source line, when it can be
+// found there: a plain or quoted scalar on one line. 0 when unknown.
+int Lowerer::text_column(const YAML::Node& n, const std::string& raw) const {
+    YAML::Mark m = n.Mark();
+    if (source_.empty() || m.line < 0 || m.pos < 0 || static_cast<size_t>(m.pos) >= source_.size()) return 0;
+    size_t pos = static_cast<size_t>(m.pos);
+    if (source_[pos] == '"' || source_[pos] == '\'') ++pos;
+    size_t eol = source_.find('\n', pos);
+    if (eol == std::string::npos) eol = source_.size();
+    if (raw.size() > eol - pos || source_.compare(pos, raw.size(), raw) != 0) return 0;
+    return m.column + 1 + static_cast<int>(pos - static_cast<size_t>(m.pos));
 }
 
 Value Lowerer::eval_text(const YAML::Node& n, const std::string& raw) const {
-    std::string text = substitute(n, raw);
+    return eval_at(loc_of(n, file_), text_column(n, raw), raw);
+}
+
+Value Lowerer::eval_at(const SourceLoc& at, int text_col, const std::string& raw) const {
+    std::string text = substitute_at(at, raw);
     NameLookup lookup = [&](const std::string& name) -> std::optional<Value> {
         for (auto it = loop_vars_.rbegin(); it != loop_vars_.rend(); ++it)
             if (it->first == name) return Value::integer(it->second);
         auto p = params_.find(name);
-        if (p != params_.end()) return eval_text(p->second.second, p->second.first);
+        if (p != params_.end()) return param_value(at, name, p->second);
         return std::nullopt;
     };
     try {
         return eval_expr(text, lookup);
     } catch (const ExprError& e) {
-        SourceLoc l = loc_of(n, file_);
-        if (text == raw && n.Style() == YAML::EmitterStyle::Default) l.col += static_cast<int>(e.offset);
-        throw InputError(l, e.what());
+        SourceLoc l = at;
+        std::string msg = e.what();
+        if (!e.unknown_name.empty()) {
+            std::vector<std::string> names;
+            for (const auto& lv : loop_vars_) names.push_back(lv.first);
+            for (const auto& q : params_) names.push_back(q.first);
+            std::string near = did_you_mean(e.unknown_name, names);
+            msg += near.empty() ? " (not a loop variable or param; a value needs a unit such as 2ms or 64MiB)"
+                                : "; did you mean '" + near + "'?";
+        }
+        if (text != raw) msg += " (after substituting params into '" + raw + "')";
+        else if (text_col > 0) l.col = text_col + static_cast<int>(e.offset);
+        throw InputError(l, msg);
     }
 }
 
-Value Lowerer::eval(const YAML::Node& n) const {
-    if (!n.IsScalar()) fail_at(n, std::string("expected a value, got a ") + node_type_name(n));
+Value Lowerer::eval(const YAML::Node& n, const char* what) const {
+    if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a single value, got " + a_node_type(n));
     return eval_text(n, n.Scalar());
 }
 
+std::string Lowerer::shown(const YAML::Node& n) const {
+    std::string raw = n.Scalar(), text = substitute(n, raw);
+    return "'" + raw + "'" + (text != raw ? " (= '" + text + "')" : "");
+}
+
+static std::string kind_of(const Value& v) {
+    return v.dim == Dim::None ? " (no unit)" : std::string(" (a ") + to_string(v.dim) + ")";
+}
+
 Time Lowerer::need_time(const YAML::Node& n, const char* what) const {
-    Value v = eval(n);
+    if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got " + a_node_type(n));
+    Value v = eval(n, what);
     if (v.dim != Dim::Time)
-        fail_at(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got '" + n.Scalar() + "'" +
-                       (v.dim == Dim::None ? " (no unit)" : std::string(" (a ") + to_string(v.dim) + ")"));
+        fail_at(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got " + shown(n) + kind_of(v));
     if (v.i < 0) fail_at(n, std::string(what) + " must not be negative, got " + v.describe());
     return Time::ps(v.i);
 }
 
 uint64_t Lowerer::need_bytes(const YAML::Node& n, const char* what) const {
-    Value v = eval(n);
+    if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got " + a_node_type(n));
+    Value v = eval(n, what);
     if (v.dim != Dim::Bytes)
-        fail_at(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got '" + n.Scalar() + "'" +
-                       (v.dim == Dim::None ? " (no unit)" : std::string(" (a ") + to_string(v.dim) + ")"));
+        fail_at(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got " + shown(n) + kind_of(v));
     if (v.i < 0) fail_at(n, std::string(what) + " must not be negative, got " + v.describe());
     return static_cast<uint64_t>(v.i);
 }
 
-int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int64_t hi) const {
-    Value v = eval(n);
-    if (v.dim != Dim::None || !v.integral)
-        fail_at(n, std::string(what) + " must be a whole number, got '" + n.Scalar() + "'");
-    if (v.i < lo || v.i > hi)
-        fail_at(n, std::string(what) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                       ", got " + std::to_string(v.i));
+int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int64_t hi, const std::string& hint) const {
+    if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a whole number, got " + a_node_type(n));
+    Value v = eval(n, what);
+    if (v.dim != Dim::None)
+        fail_at(n, std::string(what) + " must be a whole number without a unit, got " + shown(n) + kind_of(v));
+    std::string range = "between " + std::to_string(lo) + " and " + std::to_string(hi);
+    if (!v.integral) {
+        if (std::isfinite(v.d) && std::floor(v.d) == v.d)  // whole, but beyond 64 bits
+            fail_at(n, std::string(what) + " must be " + range + ", got " + shown(n) + hint);
+        fail_at(n, std::string(what) + " must be a whole number, got " + shown(n));
+    }
+    if (v.i < lo || v.i > hi) fail_at(n, std::string(what) + " must be " + range + ", got " + std::to_string(v.i) + hint);
     return v.i;
 }
 
 double Lowerer::need_real(const YAML::Node& n, const char* what) const {
-    Value v = eval(n);
-    if (v.dim != Dim::None) fail_at(n, std::string(what) + " must be a plain number, got '" + n.Scalar() + "'");
+    if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a plain number, got " + a_node_type(n));
+    Value v = eval(n, what);
+    if (v.dim != Dim::None) fail_at(n, std::string(what) + " must be a plain number without a unit, got " + shown(n) + kind_of(v));
     double d = v.as_double();
-    if (!(d >= 0) || d > 1e30) fail_at(n, std::string(what) + " must be a finite non-negative number, got '" + n.Scalar() + "'");
+    if (!(d >= 0) || d > 1e30) fail_at(n, std::string(what) + " must be a number between 0 and 1e30, got " + shown(n));
     return d;
 }
 
@@ -332,13 +488,14 @@ bool Lowerer::need_bool(const YAML::Node& n, const char* what) const {
         std::string s = substitute(n, n.Scalar());
         if (s == "true") return true;
         if (s == "false") return false;
+        fail_at(n, std::string(what) + " must be true or false, got " + shown(n));
     }
-    fail_at(n, std::string(what) + " must be true or false");
+    fail_at(n, std::string(what) + " must be true or false, got " + a_node_type(n));
 }
 
 std::string Lowerer::need_name(const YAML::Node& n, const char* what) const {
-    if (!n.IsScalar() || n.Scalar().empty())
-        fail_at(n, std::string(what) + " must be a name, got a " + node_type_name(n));
+    if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a name, got " + a_node_type(n));
+    if (n.Scalar().empty()) fail_at(n, std::string(what) + " must be a name, got an empty string");
     return substitute(n, n.Scalar());
 }
 
@@ -366,9 +523,15 @@ int32_t Lowerer::resolve(const YAML::Node& n, const std::string& text, const std
     auto [name, index] = split_index(text);
     auto it = decls.find(name);
     if (it == decls.end()) {
-        std::string near = did_you_mean(name, keys_of(decls));
+        std::vector<std::string> known = keys_of(decls);
+        std::string near = did_you_mean(name, known);
+        std::string list;
+        for (size_t k = 0; k < known.size() && k < 8; ++k) list += (k ? ", " : "") + known[k];
+        if (known.size() > 8) list += ", ...";
         fail_at(n, std::string("undefined ") + what + " '" + name + "'" +
-                       (near.empty() ? std::string(" (declare it under '") + what + "s')" : "; did you mean '" + near + "'?"));
+                       (!near.empty()  ? "; did you mean '" + near + "'?"
+                        : list.empty() ? std::string(" (declare it under '") + what + "s')"
+                                       : std::string(" (declared: ") + list + "; declare it under '" + what + "s')"));
     }
     const NamedDecl& d = it->second;
     if (index.empty()) {
@@ -377,7 +540,9 @@ int32_t Lowerer::resolve(const YAML::Node& n, const std::string& text, const std
         return static_cast<int32_t>(d.first);
     }
     if (d.count == 1) fail_at(n, std::string(what) + " '" + name + "' is not an array; drop the index");
-    Value v = eval_text(n, index);
+    // The index's column: after the '[' when the text is the node's own (no ${} substituted).
+    int col = text == n.Scalar() ? text_column(n, text) : 0;
+    Value v = eval_at(loc_of(n, file_), col > 0 ? col + static_cast<int>(text.find('[')) + 1 : 0, index);
     if (v.dim != Dim::None || !v.integral) fail_at(n, std::string(what) + " index must be a whole number in '" + text + "'");
     if (v.i < 0 || v.i >= static_cast<int64_t>(d.count))
         fail_at(n, std::string(what) + " index " + std::to_string(v.i) + " is out of range for '" + name + "' (0.." +

@@ -1,6 +1,10 @@
 #include "frontend/yaml_util.hpp"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -8,29 +12,102 @@
 namespace hetsim {
 
 namespace {
+
+// yaml-cpp's terse parser messages, with what would be right.
+std::string explain_yaml_error(const std::string& msg) {
+    static const std::pair<const char*, const char*> hints[] = {
+        {"illegal block entry", "a '- ' list entry is not allowed here (check the indentation, or close a '[' list above)"},
+        {"illegal map value", "unexpected ':' (check the indentation, or quote a value that contains ': ')"},
+        {"end of sequence flow not found", "a '[' list is not closed with ']'"},
+        {"end of map flow not found", "a '{' mapping is not closed with '}'"},
+        {"end of map not found", "a mapping does not end where expected (check the indentation)"},
+        {"end of sequence not found", "a list does not end where expected (check the indentation)"},
+        {"illegal flow end", "a ']' or '}' without its opening '[' or '{'"},
+        {"illegal EOF in scalar", "a quoted string is not closed before the end of the file"},
+    };
+    for (const auto& [m, h] : hints)
+        if (msg == m) return std::string("YAML syntax: ") + h;
+    return "YAML syntax: " + msg;
+}
+
+// YAML forbids control characters other than tab, LF and CR in a document.
+void reject_binary(const std::string& text, const std::string& file) {
+    if (text.size() >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') || (text[0] == '\xfe' && text[1] == '\xff')))
+        throw InputError({file, 1, 1}, "file is UTF-16 encoded; save it as UTF-8");
+    int line = 1, col = 1;
+    for (char ch : text) {
+        auto c = static_cast<unsigned char>(ch);
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "0x%02x", c);
+            throw InputError({file, line, col}, std::string("file is binary, not a YAML scenario (control byte ") + hex +
+                                                    "; a scenario is UTF-8 text)");
+        }
+        if (c == '\n') { ++line; col = 1; }
+        else ++col;
+    }
+}
+
+// On a syntax error: a tab in the indentation of any line up to the error is the likely cause.
+void reject_tab_indent(const std::string& text, const std::string& file, int upto_line) {
+    int line = 1;
+    size_t pos = 0;
+    while (pos < text.size() && line <= upto_line) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        for (size_t k = pos; k < end && (text[k] == ' ' || text[k] == '\t'); ++k)
+            if (text[k] == '\t')
+                throw InputError({file, line, static_cast<int>(k - pos) + 1},
+                                 "YAML syntax: tab character in indentation; YAML indents with spaces only");
+        pos = end + 1;
+        ++line;
+    }
+}
+
 YAML::Node parse(const std::string& text, const std::string& file) {
-    if (text.find('\0') != std::string::npos) throw InputError({file, 1, 1}, "file is binary, not a YAML scenario");
+    reject_binary(text, file);
     try {
         YAML::Node root = YAML::Load(text);
         if (!root || root.IsNull()) throw InputError({file, 1, 1}, "file is empty: expected a YAML mapping");
         if (!root.IsMap())
-            throw InputError(loc_of(root, file), std::string("expected a YAML mapping at the top level, got a ") +
-                                                     node_type_name(root));
+            throw InputError(loc_of(root, file), std::string("expected a YAML mapping at the top level, got ") +
+                                                     a_node_type(root));
         return root;
+    } catch (const YAML::DeepRecursion& e) {
+        throw InputError({file, e.mark.line + 1, e.mark.column + 1},
+                         "YAML nests lists and mappings too deeply (more than " + std::to_string(e.depth()) + " levels)");
     } catch (const YAML::ParserException& e) {
-        throw InputError({file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg);
+        reject_tab_indent(text, file, e.mark.line + 1);
+        // `{size: ${chunk}}`: in a flow mapping or list, the braces of ${...} are YAML syntax.
+        size_t bol = 0;
+        for (int l = 0; l < e.mark.line && bol != std::string::npos; ++l) {
+            size_t nl = text.find('\n', bol);
+            bol = nl == std::string::npos ? nl : nl + 1;
+        }
+        if (bol != std::string::npos) {
+            std::string line = text.substr(bol, text.find('\n', bol) - bol);
+            size_t d = line.find("${");
+            if (d != std::string::npos && line.find_first_of("{[") < d)
+                throw InputError({file, e.mark.line + 1, static_cast<int>(d) + 1},
+                                 "YAML syntax: '${...}' inside a flow '{...}' or '[...]' must be quoted, e.g. {size: \"${chunk}\"}");
+        }
+        throw InputError({file, e.mark.line + 1, e.mark.column + 1}, explain_yaml_error(e.msg));
     } catch (const YAML::Exception& e) {
         throw InputError({file, e.mark.line + 1, e.mark.column + 1}, "YAML: " + e.msg);
     }
 }
 }  // namespace
 
-YAML::Node load_yaml_file(const std::string& path) {
+YAML::Node load_yaml_file(const std::string& path, std::string* text) {
+    if (std::filesystem::is_directory(path)) throw InputError({path}, "is a directory, not a YAML file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError({path}, "cannot open file");
     std::stringstream ss;
     ss << in.rdbuf();
-    return parse(ss.str(), path);
+    std::string s = ss.str();
+    YAML::Node root = parse(s, path);
+    if (text) *text = std::move(s);
+    return root;
 }
 
 YAML::Node load_yaml_text(const std::string& text, const std::string& file) { return parse(text, file); }
@@ -51,6 +128,11 @@ const char* node_type_name(const YAML::Node& n) {
         case YAML::NodeType::Null: return "empty value";
         default: return "undefined value";
     }
+}
+
+std::string a_node_type(const YAML::Node& n) {
+    if (n.IsNull()) return "an empty value";
+    return std::string("a ") + node_type_name(n);
 }
 
 static size_t edit_distance(const std::string& a, const std::string& b) {
@@ -79,9 +161,9 @@ void check_keys(const YAML::Node& map, const std::string& file, const std::vecto
                 const std::string& what) {
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-        if (!it->first.IsScalar()) fail(it->first, file, what + ": keys must be plain names");
+        if (!it->first.IsScalar()) fail(it->first, file, "keys in " + what + " must be plain names, got " + a_node_type(it->first));
         const std::string key = it->first.Scalar();
-        if (!seen.insert(key).second) fail(it->first, file, "duplicate key '" + key + "' in " + what);
+        if (!seen.insert(key).second) fail(it->first, file, "duplicate key '" + key + "' in " + what + "; each key may appear once");
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
             std::string msg = "unknown key '" + key + "' in " + what;
             std::string near = did_you_mean(key, allowed);

@@ -11,7 +11,7 @@
 namespace hetsim {
 
 // Loads a YAML document from a file (or text, for tests); syntax errors become InputErrors.
-YAML::Node load_yaml_file(const std::string& path);
+YAML::Node load_yaml_file(const std::string& path, std::string* text = nullptr);  // text: the file's contents
 YAML::Node load_yaml_text(const std::string& text, const std::string& file);
 
 SourceLoc loc_of(const YAML::Node& n, const std::string& file);
@@ -28,5 +28,6 @@ void check_keys(const YAML::Node& map, const std::string& file, const std::vecto
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
 const char* node_type_name(const YAML::Node& n);
+std::string a_node_type(const YAML::Node& n);  // with its article: "a list", "an empty value"
 
 }  // namespace hetsim

@@ -24,10 +24,25 @@ uint32_t blocks_per_sm(const HwProfile& p, const KernelShape& s, std::string* wh
     return static_cast<uint32_t>(n);
 }
 
+// ceil(flops * 10^12 / peak) ps. Exact in integers when both are whole numbers (the usual case):
+// flops / peak * 1e12 in doubles can land a hair above a whole number and round up by 1 ps.
+static Time compute_time(double flops, double peak) {
+    if (flops <= 0) return Time{};
+    if (flops == std::floor(flops) && peak == std::floor(peak) && flops < 1e30 && peak >= 1 && peak < 1e19) {
+        u128 f = static_cast<u128>(flops), pk = static_cast<u128>(peak), q = f / pk, r = f % pk;
+        constexpr u128 kPsPerS = 1'000'000'000'000ULL, kMaxPs = static_cast<u128>(INT64_MAX);
+        if (q <= kMaxPs / kPsPerS) {
+            u128 ps = q * kPsPerS + (r * kPsPerS + pk - 1) / pk;
+            if (ps <= kMaxPs) return Time::ps(static_cast<int64_t>(ps));
+        }
+    }
+    return Time::ps(static_cast<int64_t>(std::ceil(flops / peak * 1e12)));
+}
+
 KernelCost kernel_cost(const HwProfile& p, const Op& op) {
     if (op.flops == 0 && op.bytes == 0) return {max(op.duration, p.kernel_min_duration), false};
     Time mem = transfer_time(op.bytes, p.hbm_bw);
-    Time compute = Time::ps(static_cast<int64_t>(std::ceil(op.flops / p.peak_flops * 1e12)));
+    Time compute = compute_time(op.flops, p.peak_flops);
     KernelCost c{max(max(mem, compute), p.kernel_min_duration), op.bytes > 0 && mem >= compute};
     return c;
 }

@@ -191,7 +191,9 @@ private:
         ThreadState& th = threads_[t];
         th.pc++;
         th.next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::ProgramOrder};
-        if (succ_[i] >= 0) q_.push(end, prio(kHostDone), kHostDone, i);
+        // Host-only ops release their successors when the host phase ends; ops with a GPU phase
+        // release them from gpu_done (a blocking call must not release them twice).
+        if (succ_[i] >= 0 && !Program::has_gpu_phase(pg_.ops[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
         q_.push(end, prio(kHostStep), kHostStep, t);
     }
 
@@ -204,13 +206,9 @@ private:
         th.wait_done = Time{};
         th.wait_cause = Cause{};
         for (int32_t g : targets) {
-            if (g < 0) continue;
-            if (done_[g]) {
-                note_wait(th, static_cast<uint32_t>(g), tl_.ops[g].gpu_end);
-            } else {
-                ++th.wait_count;
-                add_edge(static_cast<uint32_t>(g), t | kThreadBit, CauseKind::Sync);
-            }
+            if (g < 0 || done_[g]) continue;  // already done when called: only the call cost
+            ++th.wait_count;
+            add_edge(static_cast<uint32_t>(g), t | kThreadBit, CauseKind::Sync);
         }
         if (th.wait_count == 0) wake(t, i);
     }
@@ -292,7 +290,7 @@ private:
         const Op& op = pg_.ops[i];
         ready_[i] = at + (task ? Time{} : hw_.launch_latency);
         ready_cause_[i] = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
-        if (op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir == CopyDir::H2D) {
+        if (!task && op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir == CopyDir::H2D) {
             Time first = at + staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes));
             if (first > ready_[i]) ready_[i] = first;
         }
@@ -376,6 +374,13 @@ private:
                 return start_device_copy(i);
             case OpKind::Memcpy:
                 if (op.dir == CopyDir::D2D) return start_device_copy(i);
+                if (op.host_mem == MemKind::Pageable && op.dir == CopyDir::H2D && !stage_end_.count(i)) {
+                    // Tasks form: no host call staged the data; staging starts when the copy is
+                    // ready, and the DMA may start once the first chunk is staged.
+                    stage_end_[i] = now_ + staging_time(hw_, op.dir, op.bytes);
+                    q_.push(now_ + staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes)), prio(kGpuReady), kGpuReady, i);
+                    return;
+                }
                 [[fallthrough]];
             case OpKind::Prefetch: {
                 CopyDir dir = op.kind == OpKind::Prefetch ? (op.to_device ? CopyDir::H2D : CopyDir::D2H) : op.dir;

@@ -1,0 +1,525 @@
+// Engine tests, part 1: copies, events and syncs.
+// Every expected time is computed by hand from docs/model.md (the comment above each check
+// shows the arithmetic); the engine must match to the picosecond. Streams, host threads, the
+// tasks form, loops and determinism are in test_engine_streams.cpp; kernels, SMs, HBM and
+// managed memory in test_engine_kernels.cpp.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "engine_test_util.hpp"
+
+using namespace hetsim;
+using namespace hetsim::enginetest;
+using Catch::Matchers::Contains;
+
+TEST_CASE("engine: one pinned H2D copy", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.memcpy_call_cost: 1us
+  gpu.launch_latency: 2us
+  copy.h2d.fixed: 1us
+  copy.h2d.bandwidth: 10GB/s
+streams: [s1]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 1MB
+      stream: s1
+)");
+    // call 0 -> 1 (memcpy_call_cost).
+    check_host(s, "up", us(0), us(1));
+    // starts at 1 + launch_latency 2 = 3; takes fixed 1 + 1e6 B / 1e10 B/s = 1 + 100 = 101.
+    check_gpu(s, "up", us(3), us(104));
+    CHECK(s.op("up").engine == Engine::H2D);
+    check_wait(s, "up", us(0));
+    check_end(s, us(104));
+}
+
+TEST_CASE("engine: copy and kernel in one stream", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.memcpy_call_cost: 1us
+  host.launch_cost: 1us
+  gpu.launch_latency: 2us
+  gpu.stream_gap: 1us
+  copy.h2d.bandwidth: 10GB/s
+streams: [s1]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 1MB
+      stream: s1
+    - kernel: k
+      stream: s1
+      duration: 50us
+)");
+    // up: call 0-1, GPU 1 + 2 = 3, 100 us of transfer.
+    check_host(s, "up", us(0), us(1));
+    check_gpu(s, "up", us(3), us(103));
+    // k: call 1-2; ready at 2 + 2 = 4, but stream order: up ends 103 + stream_gap 1 = 104.
+    check_host(s, "k", us(1), us(2));
+    check_gpu(s, "k", us(104), us(154));
+    CHECK(s.op("k").gpu_cause.kind == CauseKind::StreamOrder);
+    check_end(s, us(154));
+}
+
+TEST_CASE("engine: copy and kernel in two streams overlap", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.memcpy_call_cost: 1us
+  host.launch_cost: 1us
+  gpu.launch_latency: 2us
+  gpu.stream_gap: 1us
+  copy.h2d.bandwidth: 10GB/s
+streams: [s1, s2]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 1MB
+      stream: s1
+    - kernel: k
+      stream: s2
+      duration: 50us
+)");
+    check_gpu(s, "up", us(3), us(103));
+    // k: call 1-2, no dependency on up: starts at 2 + launch_latency 2 = 4, under the copy.
+    check_host(s, "k", us(1), us(2));
+    check_gpu(s, "k", us(4), us(54));
+    check_end(s, us(103));
+}
+
+TEST_CASE("engine: two H2D copies in two streams serialise on the H2D engine", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.memcpy_call_cost: 1us
+  copy.h2d.bandwidth: 10GB/s
+streams: [s1, s2]
+threads:
+  main:
+    - memcpy_async: a
+      direction: h2d
+      bytes: 1MB
+      stream: s1
+    - memcpy_async: b
+      direction: h2d
+      bytes: 2MB
+      stream: s2
+)");
+    // a: call 0-1, copy 1 + 100 = 101.
+    check_host(s, "a", us(0), us(1));
+    check_gpu(s, "a", us(1), us(101));
+    // b: call 1-2, ready at 2, but one H2D copy at a time: starts when a ends, 200 us long.
+    check_host(s, "b", us(1), us(2));
+    check_gpu(s, "b", us(101), us(301));
+    CHECK(s.op("b").gpu_cause.kind == CauseKind::Resource);
+    check_end(s, us(301));
+}
+
+TEST_CASE("engine: H2D beside D2H overlap", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.memcpy_call_cost: 1us
+  copy.h2d.bandwidth: 10GB/s
+  copy.d2h.bandwidth: 10GB/s
+streams: [s1, s2]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 1MB
+      stream: s1
+    - memcpy_async: down
+      direction: d2h
+      bytes: 2MB
+      stream: s2
+)");
+    // Separate queues: each starts when its call returns.
+    check_gpu(s, "up", us(1), us(101));
+    check_gpu(s, "down", us(2), us(202));
+    CHECK(s.op("down").engine == Engine::D2H);
+    check_end(s, us(202));
+}
+
+TEST_CASE("engine: memset and D2D copy queue behind no copy engine", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  copy.h2d.bandwidth: 10GB/s
+  copy.d2d.fixed: 1us
+  copy.d2d.bandwidth: 20GB/s
+  copy.memset.fixed: 2us
+  copy.memset.bandwidth: 10GB/s
+streams: [s1, s2, s3]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 1MB
+      stream: s1
+    - memcpy_async: dd
+      direction: d2d
+      bytes: 1MB
+      stream: s2
+    - memset_async: ms
+      bytes: 1MB
+      stream: s3
+)");
+    check_gpu(s, "up", us(0), us(100));
+    // D2D: fixed 1 + 2 * 1e6 B / 2e10 B/s = 1 + 100; not behind the H2D copy.
+    check_gpu(s, "dd", us(0), us(101));
+    // memset: fixed 2 + 1e6 / 1e10 = 2 + 100.
+    check_gpu(s, "ms", us(0), us(102));
+    CHECK(s.op("dd").engine == Engine::DeviceCopy);
+    CHECK(s.op("ms").engine == Engine::DeviceCopy);
+}
+
+TEST_CASE("engine: cross-stream event wait", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  host.event_record_cost: 1us
+  host.stream_wait_event_cost: 1us
+  gpu.launch_latency: 2us
+  gpu.stream_gap: 1us
+  gpu.event_gap: 3us
+streams: [s1, s2]
+events: [ev]
+threads:
+  main:
+    - kernel: k1
+      stream: s1
+      duration: 100us
+    - event_record: ev
+      stream: s1
+    - stream_wait_event: ev
+      stream: s2
+    - kernel: k2
+      stream: s2
+      duration: 10us
+    - kernel: k3
+      stream: s1
+      duration: 100us
+    - event_record: ev
+      name: rec2
+      stream: s1
+)");
+    // k1: call 0-1, GPU 1 + 2 = 3 .. 103.
+    check_gpu(s, "k1", us(3), us(103));
+    // record: call 1-2; ready 4, stream order k1 103 + stream_gap 1 = 104; zero length.
+    check_host(s, "event_record:ev", us(1), us(2));
+    check_gpu(s, "event_record:ev", us(104), us(104));
+    // wait: call 2-3; ready 5; bound to the record above (a marker: no gap after it) -> 104.
+    check_host(s, "stream_wait_event:ev", us(2), us(3));
+    check_gpu(s, "stream_wait_event:ev", us(104), us(104));
+    CHECK(s.op("stream_wait_event:ev").gpu_cause.kind == CauseKind::Event);
+    // k2: call 3-4; ready 6; after the wait (a marker, no gap) at 104.
+    check_host(s, "k2", us(3), us(4));
+    check_gpu(s, "k2", us(104), us(114));
+    // k3 and the second record come after the wait call: they do not hold k2 back.
+    // k3: call 4-5, ready 7, after the record (marker) at 104 -> 204. rec2: 204 + 1 = 205.
+    check_gpu(s, "k3", us(104), us(204));
+    check_gpu(s, "rec2", us(205), us(205));
+    CHECK(s.tl.warnings.empty());
+    check_end(s, us(205));
+}
+
+TEST_CASE("engine: waits on a never-recorded event complete at once with a warning", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  host.stream_wait_event_cost: 1us
+  host.sync_call_cost: 1us
+  host.sync_wakeup: 3us
+  gpu.launch_latency: 2us
+  gpu.stream_gap: 1us
+streams: [s2]
+events: [ev]
+threads:
+  main:
+    - stream_wait_event: ev
+      stream: s2
+    - kernel: k
+      stream: s2
+      duration: 10us
+    - event_sync: ev
+)");
+    // wait: call 0-1, GPU marker at 1 + 2 = 3, nothing to wait for.
+    check_host(s, "stream_wait_event:ev", us(0), us(1));
+    check_gpu(s, "stream_wait_event:ev", us(3), us(3));
+    // k: call 1-2, ready 4 (after the marker at 3, no gap).
+    check_gpu(s, "k", us(4), us(14));
+    // event sync: returns after its call cost, no wakeup, no wait.
+    check_host(s, "event_sync:ev", us(2), us(3));
+    check_wait(s, "event_sync:ev", us(0));
+    REQUIRE(s.tl.warnings.size() == 2);
+    CHECK_THAT(s.tl.warnings[0], Contains("stream_wait_event:ev") && Contains("'ev'"));
+    CHECK_THAT(s.tl.warnings[1], Contains("event_sync:ev") && Contains("'ev'"));
+    check_end(s, us(14));
+}
+
+TEST_CASE("engine: stream sync blocks the host", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  host.sync_call_cost: 1us
+  host.sync_wakeup: 3us
+  gpu.launch_latency: 2us
+streams: [s1]
+threads:
+  main:
+    - kernel: k
+      stream: s1
+      duration: 100us
+    - stream_sync: s1
+      name: sync1
+    - host: h
+      duration: 10us
+    - host: late
+      duration: 1us
+    - stream_sync: s1
+      name: sync2
+)");
+    // k: call 0-1, GPU 3-103.
+    check_gpu(s, "k", us(3), us(103));
+    // sync1: call at 1, its cost ends at 2; k is not done: returns at 103 + wakeup 3 = 106.
+    check_host(s, "sync1", us(1), us(106));
+    check_wait(s, "sync1", us(104));  // 106 - (1 + 1)
+    check_host(s, "h", us(106), us(116));
+    check_host(s, "late", us(116), us(117));
+    // sync2: k finished long before the call: only the call cost, no wait.
+    check_host(s, "sync2", us(117), us(118));
+    check_wait(s, "sync2", us(0));
+    check_end(s, us(118));
+}
+
+TEST_CASE("engine: stream sync called just after the work ended pays no wakeup", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  host.sync_call_cost: 1us
+  host.sync_wakeup: 3us
+  gpu.launch_latency: 2us
+streams: [s1]
+threads:
+  main:
+    - kernel: k
+      stream: s1
+      duration: 100us
+    - host: h
+      duration: 103us
+    - stream_sync: s1
+)");
+    // k: GPU 3-103. h: 1-104. The sync is called at 104 when k is already done: the model
+    // charges only host.sync_call_cost ("if the awaited work is not done, returns at its end +
+    // host.sync_wakeup"), so it returns at 105, not at 103 + 3 = 106.
+    check_gpu(s, "k", us(3), us(103));
+    check_host(s, "h", us(1), us(104));
+    check_host(s, "stream_sync:s1", us(104), us(105));
+    check_wait(s, "stream_sync:s1", us(0));
+}
+
+TEST_CASE("engine: event sync waits for the record, not for later work", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  host.event_record_cost: 1us
+  host.sync_call_cost: 1us
+  host.sync_wakeup: 3us
+  gpu.launch_latency: 2us
+  gpu.stream_gap: 1us
+streams: [s1]
+events: [ev]
+threads:
+  main:
+    - kernel: k1
+      stream: s1
+      duration: 100us
+    - event_record: ev
+      stream: s1
+    - kernel: k2
+      stream: s1
+      duration: 100us
+    - event_sync: ev
+)");
+    // k1 GPU 3-103; record call 1-2, at 103 + 1 = 104; k2 call 2-3, after the marker: 104-204.
+    check_gpu(s, "k1", us(3), us(103));
+    check_gpu(s, "event_record:ev", us(104), us(104));
+    check_gpu(s, "k2", us(104), us(204));
+    // event sync: call 3-4, returns at the record 104 + wakeup 3 = 107, wait 107 - 4 = 103.
+    check_host(s, "event_sync:ev", us(3), us(107));
+    check_wait(s, "event_sync:ev", us(103));
+    check_end(s, us(204));
+}
+
+TEST_CASE("engine: device sync waits for every stream", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  host.sync_call_cost: 1us
+  host.sync_wakeup: 3us
+  gpu.launch_latency: 2us
+streams: [s1, s2]
+threads:
+  main:
+    - kernel: k1
+      stream: s1
+      duration: 100us
+    - kernel: k2
+      stream: s2
+      duration: 200us
+    - device_sync:
+    - host: h
+      duration: 10us
+)");
+    check_gpu(s, "k1", us(3), us(103));
+    check_gpu(s, "k2", us(4), us(204));
+    // call 2-3; the last op of any stream ends at 204: returns 204 + 3 = 207; wait 207 - 3.
+    check_host(s, "device_sync", us(2), us(207));
+    check_wait(s, "device_sync", us(204));
+    check_host(s, "h", us(207), us(217));
+    check_end(s, us(217));
+}
+
+TEST_CASE("engine: pageable H2D copy stages on the host, DMA pipelined", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.memcpy_call_cost: 1us
+  host.launch_cost: 1us
+  host.pageable_h2d_bandwidth: 5GB/s
+  host.staging_chunk: 1MB
+  copy.h2d.fixed: 1us
+  copy.h2d.bandwidth: 10GB/s
+  gpu.stream_gap: 1us
+streams: [s1]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      memory: pageable
+      bytes: 4MB
+      stream: s1
+    - kernel: k
+      stream: s1
+      duration: 50us
+)");
+    // The call: cost 1, then staging 4e6 B / 5e9 B/s = 800 -> returns at 801.
+    check_host(s, "up", us(0), us(801));
+    check_wait(s, "up", us(0));
+    // DMA starts once the first chunk is staged: 1 + 1e6 / 5e9 = 1 + 200 = 201.
+    // Ends no earlier than 201 + pinned (1 + 4e6 / 1e10 = 401) = 602, and no earlier than
+    // staging end 801 + fixed 1 + one chunk at pinned 100 = 902.
+    check_gpu(s, "up", us(201), us(902));
+    // k: call 801-802; stream order 902 + 1.
+    check_host(s, "k", us(801), us(802));
+    check_gpu(s, "k", us(903), us(953));
+    check_end(s, us(953));
+}
+
+TEST_CASE("engine: pageable D2H copy blocks the host", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.memcpy_call_cost: 1us
+  host.launch_cost: 1us
+  host.sync_wakeup: 3us
+  host.pageable_d2h_bandwidth: 5GB/s
+  host.staging_chunk: 1MB
+  copy.d2h.fixed: 1us
+  copy.d2h.bandwidth: 10GB/s
+  gpu.launch_latency: 2us
+  gpu.stream_gap: 1us
+streams: [s1]
+threads:
+  main:
+    - kernel: k
+      stream: s1
+      duration: 100us
+    - memcpy_async: down
+      direction: d2h
+      memory: pageable
+      bytes: 2MB
+      stream: s1
+    - host: h
+      duration: 10us
+)");
+    check_gpu(s, "k", us(3), us(103));
+    // down: call 1-2; ready 2 + 2 = 4, stream order 103 + 1 = 104. DMA: fixed 1 +
+    // max(2e6 / 1e10 = 200, 2e6 / 5e9 = 400) = 401 -> 505.
+    check_gpu(s, "down", us(104), us(505));
+    // The host returns one chunk's draining after the DMA: 505 + 1e6 / 5e9 = 505 + 200 = 705
+    // (no sync wakeup in this rule); it waited 705 - 2.
+    check_host(s, "down", us(1), us(705));
+    check_wait(s, "down", us(703));
+    check_host(s, "h", us(705), us(715));
+    check_end(s, us(715));
+}
+
+TEST_CASE("engine: synchronous cudaMemcpy blocks the host", "[engine]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.memcpy_call_cost: 1us
+  host.sync_wakeup: 3us
+  gpu.launch_latency: 2us
+  gpu.stream_gap: 1us
+  copy.h2d.fixed: 1us
+  copy.h2d.bandwidth: 10GB/s
+  copy.d2h.fixed: 1us
+  copy.d2h.bandwidth: 10GB/s
+buffers:
+  h: {kind: pinned, size: 1MB}
+  d: {kind: device, size: 1MB}
+threads:
+  main:
+    - memcpy: up
+      src: h
+      dst: d
+    - host: h
+      duration: 10us
+    - memcpy: down
+      src: d
+      dst: h
+)");
+    // up: call 0-1; GPU 1 + 2 = 3, 1 + 100 long -> 104; returns 104 + 3 = 107, waited 107 - 1.
+    check_gpu(s, "up", us(3), us(104));
+    check_host(s, "up", us(0), us(107));
+    check_wait(s, "up", us(106));
+    check_host(s, "h", us(107), us(117));
+    // down: call 117-118; GPU 118 + 2 = 120 (stream order 104 + 1 is earlier) -> 221;
+    // returns 221 + 3 = 224, waited 224 - 118.
+    check_gpu(s, "down", us(120), us(221));
+    check_host(s, "down", us(117), us(224));
+    check_wait(s, "down", us(106));
+    check_end(s, us(224));
+}

@@ -1,0 +1,447 @@
+// Engine tests, part 3: kernels on the SMs (residency, waves, priorities), HBM sharing, the
+// roofline, kernel.min_duration and managed memory. Every expected time is computed by hand
+// from docs/model.md; the engine must match to the picosecond.
+//
+// The H200 profile's SM: 2048 threads, 32 blocks, 65536 registers, 132 SMs. A block of 1024
+// threads x 32 registers fits twice per SM, so one wave is 264 such blocks.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "engine_test_util.hpp"
+
+using namespace hetsim;
+using namespace hetsim::enginetest;
+
+TEST_CASE("engine: two kernels that fit side by side run together", "[engine][kernel]") {
+    Sim s = run(R"(
+hardware: {profile: h200, zero_latency: true}
+streams: [s1, s2]
+threads:
+  main:
+    - kernel: k1
+      stream: s1
+      grid: 132
+      block: 1024
+      duration: 100us
+    - kernel: k2
+      stream: s2
+      grid: 132
+      block: 1024
+      duration: 100us
+)");
+    // Each needs one block on every SM (half of each SM): both start at 0 and end at 100.
+    check_gpu(s, "k1", us(0), us(100));
+    check_gpu(s, "k2", us(0), us(100));
+    CHECK(s.op("k1").engine == Engine::Compute);
+    check_end(s, us(100));
+}
+
+TEST_CASE("engine: two kernels that do not fit run one after the other", "[engine][kernel]") {
+    Sim s = run(R"(
+hardware: {profile: h200, zero_latency: true}
+streams: [s1, s2]
+threads:
+  main:
+    - kernel: k1
+      stream: s1
+      grid: 264
+      block: 1024
+      duration: 100us
+    - kernel: k2
+      stream: s2
+      grid: 264
+      block: 1024
+      duration: 100us
+)");
+    // k1 fills every SM (2 blocks each); k2 gets room only when k1's blocks finish at 100.
+    check_gpu(s, "k1", us(0), us(100));
+    check_gpu(s, "k2", us(100), us(200));
+    CHECK(s.op("k2").gpu_cause.kind == CauseKind::Resource);
+    check_end(s, us(200));
+}
+
+TEST_CASE("engine: a kernel in waves leaves room after its full wave", "[engine][kernel]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 10us
+streams: [s1, s2]
+threads:
+  main:
+    - kernel: waves
+      stream: s1
+      grid: 300
+      block: 1024
+      duration: 100us
+    - kernel: other
+      stream: s2
+      grid: 132
+      block: 1024
+      duration: 100us
+)");
+    // waves: call 0-10; 300 blocks, 264 per wave -> 2 waves, each block 100 / 2 = 50 us.
+    // 10-60: the first 264 blocks fill the device; 60-110: the last 36 (one on SMs 0-35).
+    check_gpu(s, "waves", us(10), us(110));
+    // other: call 10-20, ready at 20 but no room until 60; then, after waves' 36 blocks (it
+    // became ready first), its 132 blocks fit in what is left: 60-160.
+    check_gpu(s, "other", us(60), us(160));
+    check_end(s, us(160));
+}
+
+TEST_CASE("engine: block residency limited by shared memory sets the wave", "[engine][kernel]") {
+    Sim s = run(R"(
+hardware: {profile: h200, zero_latency: true}
+streams: [s1]
+threads:
+  main:
+    - kernel: k
+      stream: s1
+      grid: 264
+      block: 128
+      shared_memory: 100KiB
+      duration: 90us
+)");
+    // 228 KiB / 100 KiB = 2 blocks per SM (threads would allow 16): one wave of 264, 90 us.
+    check_gpu(s, "k", us(0), us(90));
+
+    Sim t = run(R"(
+hardware: {profile: h200, zero_latency: true}
+streams: [s1, s2]
+threads:
+  main:
+    - kernel: k
+      stream: s1
+      grid: 265
+      block: 128
+      shared_memory: 100KiB
+      duration: 90us
+    - kernel: o
+      stream: s2
+      grid: 264
+      block: 128
+      shared_memory: 100KiB
+      duration: 90us
+)");
+    // k: one block more than a wave: 2 waves of 45 us. Its first 264 blocks fill the device
+    // at 0; o waits. At 45 k places its last block, and o the 263 blocks that still fit
+    // (45-135); o's last block gets room when k's ends at 90: 90-180.
+    check_gpu(t, "k", us(0), us(90));
+    check_gpu(t, "o", us(45), us(180));
+    check_end(t, us(180));
+}
+
+TEST_CASE("engine: a high-priority kernel takes the free SMs first", "[engine][kernel]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+streams:
+  s0: {}
+  lo: {priority: 0}
+  hi: {priority: -1}
+threads:
+  main:
+    - kernel: fill
+      stream: s0
+      grid: 264
+      block: 1024
+      duration: 100us
+    - kernel: low
+      stream: lo
+      grid: 264
+      block: 1024
+      duration: 10us
+    - kernel: high
+      stream: hi
+      grid: 264
+      block: 1024
+      duration: 10us
+)");
+    // fill: call 0-1, GPU 1-101, all SMs. low ready at 2, high at 3: both wait. At 101 high
+    // (priority -1) goes first though low became ready earlier: 101-111, then low 111-121.
+    check_gpu(s, "fill", us(1), us(101));
+    check_gpu(s, "high", us(101), us(111));
+    check_gpu(s, "low", us(111), us(121));
+    check_end(s, us(121));
+}
+
+TEST_CASE("engine: a waiting kernel holds back the kernels behind it", "[engine][kernel]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+streams: [s0, a, b]
+threads:
+  main:
+    - kernel: fill
+      stream: s0
+      grid: 132
+      block: 1024
+      shared_memory: 200KiB
+      duration: 100us
+    - kernel: first
+      stream: a
+      grid: 132
+      block: 256
+      shared_memory: 100KiB
+      duration: 10us
+    - kernel: second
+      stream: b
+      grid: 132
+      block: 256
+      duration: 10us
+)");
+    // fill: 1-101, one block per SM (200 of 228 KiB shared memory), leaving 28 KiB, 1024
+    // threads. first (ready 2) needs 100 KiB: no room. second (ready 3) would fit, but does not
+    // overtake first. At 101 both place their blocks: 101-111.
+    check_gpu(s, "fill", us(1), us(101));
+    check_gpu(s, "first", us(101), us(111));
+    check_gpu(s, "second", us(101), us(111));
+}
+
+TEST_CASE("engine: memory-bound kernels share HBM", "[engine][kernel]") {
+    const std::string body = R"(
+streams: [s1, s2, s3]
+threads:
+  main:
+    - kernel: m1
+      stream: s1
+      bytes: 100MB
+    - kernel: m2
+      stream: s2
+      bytes: 100MB
+    - kernel: c
+      stream: s3
+      duration: 100us
+)";
+    SECTION("sharing on") {
+        Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  hbm.bandwidth: 1TB/s
+)" + body);
+        // Alone, each takes 1e8 B / 1e12 B/s = 100 us. m1 starts at 1 and runs alone to 2
+        // (1 us of work done); from 2 both run at half speed: m1's 99 us left take 198 -> 200.
+        // m2 did 198 / 2 = 99 by then; its last 1 us runs at full speed -> 201.
+        check_gpu(s, "m1", us(1), us(200));
+        check_gpu(s, "m2", us(2), us(201));
+        // A fixed-duration kernel is not memory-bound and is not slowed.
+        check_gpu(s, "c", us(3), us(103));
+        check_end(s, us(201));
+    }
+    SECTION("sharing off") {
+        Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  hbm.bandwidth: 1TB/s
+  hbm.sharing: false
+)" + body);
+        check_gpu(s, "m1", us(1), us(101));
+        check_gpu(s, "m2", us(2), us(102));
+        check_gpu(s, "c", us(3), us(103));
+        check_end(s, us(103));
+    }
+}
+
+TEST_CASE("engine: two memory-bound kernels started together take twice as long", "[engine][kernel]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  hbm.bandwidth: 1TB/s
+streams: [s1, s2]
+threads:
+  main:
+    - kernel: m1
+      stream: s1
+      bytes: 100MB
+    - kernel: m2
+      stream: s2
+      bytes: 100MB
+)");
+    // 100 us each alone; both at half speed from 0: 200 us each.
+    check_gpu(s, "m1", us(0), us(200));
+    check_gpu(s, "m2", us(0), us(200));
+}
+
+TEST_CASE("engine: HBM sharing with a kernel in waves", "[engine][kernel]") {
+    // m1: 100 us alone, 2 blocks per SM (shared memory) -> 2 waves of 50 us. m2: 50 us alone;
+    // its blocks fit beside m1's.
+    const std::string head = R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  hbm.bandwidth: 1TB/s
+streams: [s1, s2]
+threads:
+  main:
+)";
+    const std::string m1 = R"(
+    - kernel: m1
+      stream: s1
+      grid: 528
+      block: 128
+      shared_memory: 100KiB
+      bytes: 100MB
+)";
+    const std::string m2 = R"(
+    - kernel: m2
+      stream: s2
+      grid: 132
+      block: 256
+      bytes: 50MB
+)";
+    SECTION("m2 first") {
+        Sim s = run(head + m2 + m1);
+        // Both run from 0 at half speed: m2 and m1's first wave end at 100; m1's second wave
+        // then runs alone: 100-150.
+        check_gpu(s, "m2", us(0), us(100));
+        check_gpu(s, "m1", us(0), us(150));
+    }
+    SECTION("m1 first") {
+        Sim s = run(head + m1 + m2);
+        // m1's second wave waits for room and m2 may not overtake it: m1 runs alone 0-50. At
+        // 50 both place their blocks and share HBM: 50 us of work each at half speed -> 150.
+        check_gpu(s, "m1", us(0), us(150));
+        check_gpu(s, "m2", us(50), us(150));
+    }
+}
+
+TEST_CASE("engine: roofline compute-bound kernel duration", "[engine][kernel]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  hbm.bandwidth: 1TB/s
+  kernel.peak_flops: 1e12
+streams: [s1, s2, s3]
+threads:
+  main:
+    - kernel: c1
+      stream: s1
+      flops: 1e8
+      bytes: 10MB
+    - kernel: c2
+      stream: s2
+      flops: 1e8
+      bytes: 20MB
+    - kernel: f
+      stream: s3
+      flops: 5e7
+    - kernel: g
+      stream: s3
+      flops: 3.3e7
+)");
+    // max(1e8 / 1e12 s = 100 us, 1e7 B / 1e12 B/s = 10 us) = 100 us: compute-bound, so c1 and c2
+    // running together do not share HBM.
+    check_gpu(s, "c1", us(0), us(100));
+    check_gpu(s, "c2", us(0), us(100));
+    // flops only: 5e7 / 1e12 = 50 us.
+    check_gpu(s, "f", us(0), us(50));
+    // 3.3e7 / 1e12 = 33 us exactly (ceil(flops * 1e12 / peak) ps; no rounding up by a ps).
+    check_gpu(s, "g", us(50), us(83));
+}
+
+TEST_CASE("engine: kernel.min_duration floors kernels", "[engine][kernel]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  kernel.min_duration: 5us
+  hbm.bandwidth: 1TB/s
+streams: [s1, s2, s3]
+threads:
+  main:
+    - kernel: tiny
+      stream: s1
+      duration: 1us
+    - kernel: small_roofline
+      stream: s2
+      bytes: 1MB
+    - kernel: long
+      stream: s3
+      duration: 10us
+)");
+    // 1 us -> 5 us; 1e6 B / 1e12 B/s = 1 us -> 5 us; 10 us stays.
+    check_gpu(s, "tiny", us(0), us(5));
+    check_gpu(s, "small_roofline", us(0), us(5));
+    check_gpu(s, "long", us(0), us(10));
+}
+
+TEST_CASE("engine: managed memory faults, migrations and prefetch", "[engine][kernel][um]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  um.fault_bandwidth: 10GB/s
+  um.cpu_fault_bandwidth: 5GB/s
+  um.prefetch_h2d_bandwidth: 20GB/s
+buffers:
+  um: {kind: managed, size: 10MB, resident: host}
+  um2: {kind: managed, size: 10MB}
+streams: [s1]
+threads:
+  main:
+    - kernel: k1
+      stream: s1
+      duration: 100us
+      uses: [um]
+    - kernel: k2
+      stream: s1
+      duration: 100us
+      uses: [um]
+    - stream_sync: s1
+    - host: h
+      duration: 10us
+      uses: [um]
+    - prefetch: um2
+      stream: s1
+    - kernel: k3
+      stream: s1
+      duration: 100us
+      uses: [um2]
+)");
+    // k1: um is on the host: its (only) wave pays 1e7 B / 1e10 B/s = 1000 us more: 0-1100.
+    check_gpu(s, "k1", us(0), us(1100));
+    // k2: um is now on the device: 1100-1200.
+    check_gpu(s, "k2", us(1100), us(1200));
+    check_host(s, "stream_sync:s1", us(0), us(1200));
+    // h: um is on the device: migrates back at 1e7 / 5e9 = 2000 us more: 1200-3210.
+    check_host(s, "h", us(1200), us(3210));
+    // prefetch um2 on the H2D engine: 1e7 / 2e10 = 500 us: 3210-3710; k3 then pays no fault.
+    check_gpu(s, "prefetch:um2", us(3210), us(3710));
+    CHECK(s.op("prefetch:um2").engine == Engine::H2D);
+    check_gpu(s, "k3", us(3710), us(3810));
+    check_end(s, us(3810));
+}
+
+TEST_CASE("engine: a managed fault stalls only the first wave", "[engine][kernel][um]") {
+    Sim s = run(R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  um.fault_bandwidth: 10GB/s
+buffers:
+  um: {kind: managed, size: 1MB}
+streams: [s1]
+threads:
+  main:
+    - kernel: k
+      stream: s1
+      grid: 528
+      block: 1024
+      duration: 100us
+      uses: [um]
+)");
+    // 2 waves of 50 us; the first blocks take 1e6 / 1e10 = 100 us longer: wave 1 0-150,
+    // wave 2 150-200.
+    check_gpu(s, "k", us(0), us(200));
+}
