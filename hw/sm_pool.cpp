@@ -4,74 +4,111 @@
 
 namespace hetsim {
 
-SmPool::SmPool(const HwProfile& p)
-    : threads_(p.sm_count, static_cast<uint32_t>(p.sm_threads)),
-      blocks_(p.sm_count, static_cast<uint32_t>(p.sm_blocks)),
-      regs_(p.sm_count, static_cast<uint32_t>(p.sm_registers)),
-      smem_(p.sm_count, static_cast<uint32_t>(std::min<uint64_t>(p.sm_shared_memory, UINT32_MAX))),
-      room_(p.sm_count),
-      max_threads_(static_cast<uint32_t>(p.sm_threads)) {}
+SmPool::SmPool(const HwProfile& p) {
+    Free f{static_cast<uint32_t>(p.sm_threads), static_cast<uint32_t>(p.sm_blocks), static_cast<uint32_t>(p.sm_registers),
+           static_cast<uint32_t>(std::min<uint64_t>(p.sm_shared_memory, UINT32_MAX))};
+    segs_.push_back(Seg{0, static_cast<uint16_t>(p.sm_count), f, 0});
+    total_threads_ = p.sm_count * p.sm_threads;
+}
 
-uint32_t SmPool::room(size_t i, const BlockNeed& n) const {
-    uint32_t r = std::min(threads_[i] / n.threads, blocks_[i]);
-    if (n.regs) r = std::min(r, regs_[i] / n.regs);
-    if (n.smem) r = std::min(r, smem_[i] / n.smem);
+uint32_t SmPool::room(const Free& f, const BlockNeed& n) {
+    uint32_t r = std::min(f.threads / n.threads, f.blocks);
+    if (n.regs) r = std::min(r, f.regs / n.regs);
+    if (n.smem) r = std::min(r, f.smem / n.smem);
     return r;
 }
 
+size_t SmPool::split(size_t i, uint16_t at) {
+    if (segs_[i].begin == at) return i;
+    Seg tail = segs_[i];
+    tail.begin = at;
+    segs_[i].end = at;
+    segs_.insert(segs_.begin() + static_cast<long>(i) + 1, tail);
+    return i + 1;
+}
+
+void SmPool::merge() {
+    size_t w = 0;
+    for (size_t r = 1; r < segs_.size(); ++r) {
+        if (segs_[r].free == segs_[w].free) segs_[w].end = segs_[r].end;
+        else segs_[++w] = segs_[r];
+    }
+    segs_.resize(w + 1);
+}
+
 uint32_t SmPool::place(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out) {
-    const size_t n = threads_.size();
     uint64_t total = 0;
     uint32_t max_room = 0;
-    for (size_t i = 0; i < n; ++i) {
-        room_[i] = room(i, need);
-        total += room_[i];
-        max_room = std::max(max_room, room_[i]);
+    for (Seg& s : segs_) {
+        s.room = room(s.free, need);
+        total += static_cast<uint64_t>(s.room) * (s.end - s.begin);
+        max_room = std::max(max_room, s.room);
     }
     if (total == 0 || want == 0) return 0;
-    // Breadth-first: every SM takes min(room, level) blocks, the lowest level that covers `want`;
-    // the last partial round goes to the lowest-numbered SMs.
-    uint32_t level = max_room, extra_round = 0;
+    // Every SM takes min(room, level) blocks, `level` the highest with sum < want; the
+    // `extra` blocks left go one each to the lowest-numbered SMs with room > level.
+    uint32_t level = max_room;
+    uint64_t extra = 0;
     if (want < total) {
         uint32_t lo = 0, hi = max_room;  // sum(min(room, lo)) < want <= sum(min(room, hi))
         while (hi - lo > 1) {
             uint32_t mid = (lo + hi) / 2;
-            uint64_t s = 0;
-            for (size_t i = 0; i < n; ++i) s += std::min(room_[i], mid);
-            (s >= want ? hi : lo) = mid;
+            uint64_t sum = 0;
+            for (const Seg& s : segs_) sum += static_cast<uint64_t>(std::min(s.room, mid)) * (s.end - s.begin);
+            (sum >= want ? hi : lo) = mid;
         }
         level = lo;
         uint64_t base = 0;
-        for (size_t i = 0; i < n; ++i) base += std::min(room_[i], lo);
-        extra_round = static_cast<uint32_t>(want - base);
+        for (const Seg& s : segs_) base += static_cast<uint64_t>(std::min(s.room, lo)) * (s.end - s.begin);
+        extra = want - base;
     }
     uint32_t placed = 0;
-    for (size_t i = 0; i < n; ++i) {
-        uint32_t k = std::min(room_[i], level);
-        if (extra_round && room_[i] > level) {
+    for (size_t i = 0; i < segs_.size(); ++i) {
+        uint32_t k = std::min(segs_[i].room, level);
+        if (extra && segs_[i].room > level) {
+            uint16_t len = segs_[i].end - segs_[i].begin;
+            if (extra < len) split(i, static_cast<uint16_t>(segs_[i].begin + extra));  // tail keeps `level`
+            extra -= std::min<uint64_t>(extra, len);
             ++k;
-            --extra_round;
         }
         if (!k) continue;
-        threads_[i] -= k * need.threads;
-        blocks_[i] -= k;
-        regs_[i] -= k * need.regs;
-        smem_[i] -= k * need.smem;
-        out.push_back(SmRun{static_cast<uint16_t>(i), static_cast<uint16_t>(k)});
-        placed += k;
+        Seg& s = segs_[i];
+        s.free.threads -= k * need.threads;
+        s.free.blocks -= k;
+        s.free.regs -= k * need.regs;
+        s.free.smem -= k * need.smem;
+        out.push_back(SmRun{s.begin, s.end, k});
+        placed += k * (s.end - s.begin);
     }
+    merge();
     used_threads_ += static_cast<uint64_t>(placed) * need.threads;
     return placed;
 }
 
 void SmPool::release(const BlockNeed& need, const std::vector<SmRun>& runs) {
-    for (const SmRun& r : runs) {
-        threads_[r.sm] += r.blocks * need.threads;
-        blocks_[r.sm] += r.blocks;
-        regs_[r.sm] += r.blocks * need.regs;
-        smem_[r.sm] += r.blocks * need.smem;
-        used_threads_ -= static_cast<uint64_t>(r.blocks) * need.threads;
+    size_t i = 0;
+    for (const SmRun& r : runs) {  // runs are in SM order, as place() wrote them
+        while (segs_[i].end <= r.begin) ++i;
+        i = split(i, r.begin);
+        for (; i < segs_.size() && segs_[i].begin < r.end; ++i) {
+            if (segs_[i].end > r.end) split(i, r.end);
+            Seg& s = segs_[i];
+            s.free.threads += r.blocks * need.threads;
+            s.free.blocks += r.blocks;
+            s.free.regs += r.blocks * need.regs;
+            s.free.smem += r.blocks * need.smem;
+            used_threads_ -= static_cast<uint64_t>(r.blocks) * need.threads * (s.end - s.begin);
+        }
+        if (i > 0) --i;
     }
+    merge();
+}
+
+std::vector<std::array<uint32_t, 4>> SmPool::free_per_sm() const {
+    std::vector<std::array<uint32_t, 4>> v;
+    for (const Seg& s : segs_)
+        for (uint16_t k = s.begin; k < s.end; ++k) v.push_back({s.free.threads, s.free.blocks, s.free.regs, s.free.smem});
+    return v;
 }
 
 }  // namespace hetsim

@@ -1,7 +1,12 @@
 // The SMs as block slots: per-SM free threads, block slots, registers and shared memory.
 // Blocks are placed breadth-first (one per SM in turn, as the hardware block scheduler does),
-// so a kernel that needs less than half the device leaves room for another beside it.
+// so a kernel that needs less than half the device leaves room for another beside it; the
+// last partial round goes to the lowest-numbered SMs.
+//
+// SMs in the same state are kept as contiguous segments [begin, end), so placing and
+// releasing a batch of blocks costs O(segments), not O(SMs): the hot path of the engine.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -17,9 +22,10 @@ struct BlockNeed {
     }
 };
 
+// `blocks` blocks on each SM in [begin, end).
 struct SmRun {
-    uint16_t sm;
-    uint16_t blocks;
+    uint16_t begin, end;
+    uint32_t blocks;
 };
 
 class SmPool {
@@ -29,14 +35,28 @@ public:
     uint32_t place(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out);
     void release(const BlockNeed& need, const std::vector<SmRun>& runs);
     uint64_t used_threads() const { return used_threads_; }
-    uint64_t total_threads() const { return static_cast<uint64_t>(threads_.size()) * max_threads_; }
+    uint64_t total_threads() const { return total_threads_; }
+    size_t segments() const { return segs_.size(); }
+    // Free {threads, blocks, registers, shared memory} of every SM, for tests.
+    std::vector<std::array<uint32_t, 4>> free_per_sm() const;
 
 private:
-    uint32_t room(size_t sm, const BlockNeed& need) const;
-    std::vector<uint32_t> threads_, blocks_, regs_, smem_;  // free amounts per SM
-    std::vector<uint32_t> room_;                            // scratch
-    uint32_t max_threads_;
-    uint64_t used_threads_ = 0;
+    struct Free {
+        uint32_t threads, blocks, regs, smem;
+        bool operator==(const Free&) const = default;
+    };
+    struct Seg {
+        uint16_t begin, end;
+        Free free;
+        uint32_t room;  // scratch: blocks of the current shape that fit on one SM of the segment
+    };
+    static uint32_t room(const Free& f, const BlockNeed& n);
+    size_t split(size_t seg, uint16_t at);  // splits so a segment starts at `at`; returns its index
+    void merge();
+
+    std::vector<Seg> segs_;
+    std::vector<Seg> scratch_;
+    uint64_t used_threads_ = 0, total_threads_ = 0;
 };
 
 }  // namespace hetsim
