@@ -249,7 +249,15 @@ private:
 
     Time gap(uint32_t from, uint32_t to, CauseKind kind, bool from_host) const {
         if (from_host) return pg_.ops[to].thread >= 0 ? Time{} : hw_.launch_latency;
-        if (is_marker(pg_.ops[from].kind)) return Time{};
+        // Markers (event record, stream wait) take no gap on the way in; the op after a marker
+        // pays the gap of the dependency that released the marker (an event: the event gap).
+        if (is_marker(pg_.ops[to].kind)) return Time{};
+        if (is_marker(pg_.ops[from].kind)) {
+            kind = tl_.ops[from].gpu_cause.kind;
+            if (kind != CauseKind::StreamOrder && kind != CauseKind::Event && kind != CauseKind::Legacy &&
+                kind != CauseKind::After)
+                return Time{};
+        }
         if (kind == CauseKind::StreamOrder) return hw_.stream_gap;
         if (kind == CauseKind::After && pg_.ops[from].stream == pg_.ops[to].stream) return hw_.stream_gap;
         return hw_.event_gap;

@@ -222,22 +222,23 @@ threads:
 )");
     // k1: call 0-1, GPU 1 + 2 = 3 .. 103.
     check_gpu(s, "k1", us(3), us(103));
-    // record: call 1-2; ready 4, stream order k1 103 + stream_gap 1 = 104; zero length.
+    // record: call 1-2; ready 4; after k1 at 103 (markers take no gap on the way in); zero length.
     check_host(s, "event_record:ev", us(1), us(2));
-    check_gpu(s, "event_record:ev", us(104), us(104));
-    // wait: call 2-3; ready 5; bound to the record above (a marker: no gap after it) -> 104.
+    check_gpu(s, "event_record:ev", us(103), us(103));
+    // wait: call 2-3; ready 5; bound to the record above -> 103, released by the event.
     check_host(s, "stream_wait_event:ev", us(2), us(3));
-    check_gpu(s, "stream_wait_event:ev", us(104), us(104));
+    check_gpu(s, "stream_wait_event:ev", us(103), us(103));
     CHECK(s.op("stream_wait_event:ev").gpu_cause.kind == CauseKind::Event);
-    // k2: call 3-4; ready 6; after the wait (a marker, no gap) at 104.
+    // k2: call 3-4; ready 6; after the wait, which the event released: 103 + event_gap 3 = 106.
     check_host(s, "k2", us(3), us(4));
-    check_gpu(s, "k2", us(104), us(114));
+    check_gpu(s, "k2", us(106), us(116));
     // k3 and the second record come after the wait call: they do not hold k2 back.
-    // k3: call 4-5, ready 7, after the record (marker) at 104 -> 204. rec2: 204 + 1 = 205.
+    // k3: call 4-5, ready 7; after the record, released by stream order: 103 + stream_gap 1 = 104
+    // -> 204. rec2: after k3 at 204, no gap into a marker.
     check_gpu(s, "k3", us(104), us(204));
-    check_gpu(s, "rec2", us(205), us(205));
+    check_gpu(s, "rec2", us(204), us(204));
     CHECK(s.tl.warnings.empty());
-    check_end(s, us(205));
+    check_end(s, us(204));
 }
 
 TEST_CASE("engine: waits on a never-recorded event complete at once with a warning", "[engine]") {
@@ -366,13 +367,14 @@ threads:
       duration: 100us
     - event_sync: ev
 )");
-    // k1 GPU 3-103; record call 1-2, at 103 + 1 = 104; k2 call 2-3, after the marker: 104-204.
+    // k1 GPU 3-103; record call 1-2, at 103 (no gap into a marker); k2 call 2-3, after the
+    // marker, which stream order released: 103 + 1 = 104 .. 204.
     check_gpu(s, "k1", us(3), us(103));
-    check_gpu(s, "event_record:ev", us(104), us(104));
+    check_gpu(s, "event_record:ev", us(103), us(103));
     check_gpu(s, "k2", us(104), us(204));
-    // event sync: call 3-4, returns at the record 104 + wakeup 3 = 107, wait 107 - 4 = 103.
-    check_host(s, "event_sync:ev", us(3), us(107));
-    check_wait(s, "event_sync:ev", us(103));
+    // event sync: call 3-4, returns at the record 103 + wakeup 3 = 106, wait 106 - 4 = 102.
+    check_host(s, "event_sync:ev", us(3), us(106));
+    check_wait(s, "event_sync:ev", us(102));
     check_end(s, us(204));
 }
 
