@@ -48,11 +48,14 @@ struct OpRecord {
     bool has_gpu() const { return gpu_start.ps() != kUnset; }
     Time end() const { return has_gpu() && gpu_end > host_end ? gpu_end : host_end; }
     // Work this op itself does (host work or API call cost, GPU duration), excluding waits.
+    // Where the host's busy time overlaps the op's own GPU phase (a pageable copy: the host
+    // stages while the DMA runs) the overlap counts once.
     Time own_time() const {
-        Time t;
-        if (has_host()) t += (host_end - host_start) - sync_wait;
-        if (has_gpu()) t += gpu_end - gpu_start;
-        return t;
+        Time host = has_host() ? (host_end - host_start) - sync_wait : Time{};
+        Time gpu = has_gpu() ? gpu_end - gpu_start : Time{};
+        if (!has_host() || !has_gpu()) return host + gpu;
+        Time overlap = min(host_start + host, gpu_end) - max(host_start, gpu_start);
+        return overlap > Time{} ? host + gpu - overlap : host + gpu;
     }
 };
 
