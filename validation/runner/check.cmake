@@ -1,0 +1,12 @@
+# ctest helper: lower SCENARIO with HETSIM, then `hetsim-runner --check` it (no GPU needed).
+execute_process(COMMAND ${HETSIM} lower ${SCENARIO} -o ${OUT} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "hetsim lower failed (${rc})")
+endif()
+execute_process(COMMAND ${RUNNER} ${OUT} --check RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "hetsim-runner --check failed (${rc})")
+endif()
+if(NOT out MATCHES "GPU-task issuer")
+  message(FATAL_ERROR "unexpected plan:\n${out}")
+endif()

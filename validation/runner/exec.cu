@@ -1,0 +1,964 @@
+// hetsim-runner: setup, execution and timing of a lowered program on the GPU.
+#include "exec.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+
+#include <cuda.h>  // CUstream, cuStreamWaitValue32 type (resolved at run time, libcuda is not linked)
+
+#include "cuda_util.hpp"
+#include "cupti_timing.hpp"
+
+// The per-thread-default-stream entry points that `nvcc --default-stream per-thread` compiles
+// cudaMemcpy/cudaMemset to; exported by cudart, not declared in legacy-stream builds.
+extern "C" cudaError_t CUDARTAPI cudaMemcpy_ptds(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind);
+extern "C" cudaError_t CUDARTAPI cudaMemset_ptds(void* dst, int value, size_t count);
+
+namespace runner {
+
+// ---------------------------------------------------------------- error context, watchdog
+
+std::atomic<int> g_phase{int(Phase::Setup)};
+std::atomic<int> g_run{0};
+const Program* g_program = nullptr;
+thread_local int tl_op = -1;
+thread_local const char* tl_thread = nullptr;
+
+const char* phase_name(Phase p) {
+    switch (p) {
+        case Phase::Setup: return "setup";
+        case Phase::Warmup: return "warm-up run";
+        case Phase::Timed: return "timed run";
+        case Phase::Uninstrumented: return "uninstrumented run";
+        case Phase::Collect: return "collecting timings";
+        case Phase::Output: return "writing the output";
+    }
+    return "?";
+}
+
+namespace {
+
+std::string context_string() {
+    Phase ph = Phase(g_phase.load());
+    std::string s = phase_name(ph);
+    if (ph == Phase::Warmup || ph == Phase::Timed || ph == Phase::Uninstrumented) s += " " + std::to_string(g_run.load());
+    if (tl_thread) s += std::string(", thread '") + tl_thread + "'";
+    if (tl_op >= 0 && g_program && size_t(tl_op) < g_program->ops.size()) {
+        const Op& o = g_program->ops[tl_op];
+        s += ", op " + std::to_string(tl_op) + " '" + o.name + "' (" + to_string(o.kind) + ")";
+    }
+    return s;
+}
+
+const char* base_name(const char* f) {
+    const char* s = std::strrchr(f, '/');
+    return s ? s + 1 : f;
+}
+
+std::unique_ptr<std::atomic<int64_t>[]> g_progress;  // per issuing thread: op index, -1 idle, -2 done
+std::vector<std::string> g_progress_names;
+std::atomic<int> g_nprogress{0};
+
+}  // namespace
+
+void cuda_fail(cudaError_t e, const char* call, const char* file, int line) {
+    std::fprintf(stderr, "hetsim-runner: CUDA error %s (%s) in %s at %s:%d [%s]\n", cudaGetErrorName(e), cudaGetErrorString(e), call,
+                 base_name(file), line, context_string().c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+}
+
+void runtime_fail(const char* what, const char* file, int line) {
+    std::fprintf(stderr, "hetsim-runner: %s at %s:%d [%s]\n", what, base_name(file), line, context_string().c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+}
+
+[[noreturn]] static void too_big(const std::string& msg) {
+    std::fprintf(stderr, "hetsim-runner: %s: %s\n", g_program ? g_program->file.c_str() : "program", msg.c_str());
+    std::fflush(stderr);
+    std::_Exit(2);
+}
+
+void start_watchdog(double seconds) {
+    if (!(seconds > 0)) return;
+    std::thread([seconds] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+        Phase ph = Phase(g_phase.load());
+        std::string where = phase_name(ph);
+        if (ph == Phase::Warmup || ph == Phase::Timed || ph == Phase::Uninstrumented) where += " " + std::to_string(g_run.load());
+        std::fprintf(stderr, "hetsim-runner: time limit of %g s (--time-limit-s) exceeded during %s; aborting\n", seconds, where.c_str());
+        int n = g_nprogress.load(std::memory_order_acquire);
+        for (int i = 0; i < n; ++i) {
+            int64_t op = g_progress[i].load();
+            std::string at = op == -1 ? "waiting to start" : op == -2 ? "finished its ops" : "at op " + std::to_string(op);
+            if (op >= 0 && g_program && size_t(op) < g_program->ops.size())
+                at += " '" + g_program->ops[op].name + "' (" + to_string(g_program->ops[op].kind) + ")";
+            std::fprintf(stderr, "  thread '%s': %s\n", g_progress_names[i].c_str(), at.c_str());
+        }
+        std::fflush(stderr);
+        std::_Exit(3);
+    }).detach();
+}
+
+// ---------------------------------------------------------------- executor
+
+namespace {
+
+using WaitValueFn = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+
+enum class Timing { Cupti, Events };
+
+struct Launch {
+    unsigned grid = 1, block = 1;
+    size_t smem = 0;
+    int blocks_per_sm = 0;
+    uint64_t waves = 0;
+    KernelArgs args;
+};
+
+struct ScratchPtrs {
+    void* pinned = nullptr;
+    void* pageable = nullptr;
+    void* dev_src = nullptr;
+    void* dev_dst = nullptr;
+    void* managed = nullptr;
+};
+
+struct CopyArgs {
+    void* dst = nullptr;
+    const void* src = nullptr;
+    cudaMemcpyKind kind = cudaMemcpyDefault;
+};
+
+volatile unsigned char g_touch_sink;
+
+void touch_host_pages(const void* p, uint64_t bytes) {
+    const volatile unsigned char* c = static_cast<const volatile unsigned char*>(p);
+    unsigned char acc = 0;
+    for (uint64_t off = 0; off < bytes; off += kPage) acc = static_cast<unsigned char>(acc + c[off]);
+    g_touch_sink = acc;
+}
+
+void write_host_pages(void* p, uint64_t bytes) {
+    volatile unsigned char* c = static_cast<volatile unsigned char*>(p);
+    for (uint64_t off = 0; off < bytes; off += kPage) c[off] = 0;
+}
+
+class Executor {
+public:
+    Executor(const Program& p, const Plan& plan, const Options& o) : P(p), PL(plan), O(o) {}
+    Measurement run_all();
+
+private:
+    const Program& P;
+    const Plan& PL;
+    const Options& O;
+    Measurement M;
+
+    Timing timing = Timing::Events;
+    cudaDeviceProp prop{};
+    int kernel_regs = 0;
+    bool concurrent_managed = false;
+
+    std::vector<void*> buf;  // per program buffer
+    std::vector<ScratchPtrs> scr;
+    void* read_buf = nullptr;
+    void* tiny_dev = nullptr;   // stands in for scratch of zero-byte copies and memsets
+    void* tiny_host = nullptr;
+    unsigned long long* sink = nullptr;
+    UseRegion* uses_dev = nullptr;
+    std::vector<cudaStream_t> streams;
+    cudaStream_t calib = nullptr;
+    std::vector<cudaEvent_t> prog_events;
+    std::vector<Launch> launch;  // per op (kernels)
+    std::vector<char> ev_timed;  // per op: timed with events
+    std::vector<cudaEvent_t> ev_start, ev_end;
+    cudaEvent_t ev_ref = nullptr;
+    unsigned* flags = nullptr;  // mapped pinned: [0] calibration flag, [1] its ack, [2..] host-task flags
+    unsigned* flags_dev = nullptr;
+    unsigned calib_token = 0;
+
+    // Tasks form.
+    std::vector<cudaEvent_t> done_ev;
+    std::unique_ptr<std::atomic<uint32_t>[]> host_done, issued;
+    WaitValueFn wait_value = nullptr;
+
+    // Workers and the current run.
+    std::vector<std::thread> workers;
+    std::mutex mu;
+    std::condition_variable cv_start, cv_done;
+    int gen = 0;
+    bool quit = false;
+    int setup_done = 0;
+    std::atomic<int> ready{0}, go{0}, done_count{0};
+    std::vector<int64_t> thread_end;
+    bool instr = false;
+    uint32_t token = 0;
+    int64_t t0 = 0;
+    RunResult* cur = nullptr;
+    double ref_abs_ns = 0;
+    int64_t ref_rtt_ns = 0;
+    size_t probe_expected = 0, probe_missing = 0;  // CUPTI records of the last instrumented run
+
+    void choose_timing_before_cuda();
+    void setup();
+    void allocate();
+    void make_streams_and_events();
+    void compute_launches();
+    std::pair<size_t, int> fit(uint32_t block, uint32_t smem, uint32_t regs, const Op& op);
+    void enable_event_timing(bool all_gpu_ops);
+    void setup_tasks();
+    void start_workers();
+    void stop_workers();
+    void worker(int w);
+    RunResult run_once(bool instrumented);
+    void calibrate_ref();
+    void collect(RunResult& r, int64_t cupti_offset);
+    void reset();
+    void prefetch_to(void* p, uint64_t bytes, bool device, cudaStream_t s);
+
+    cudaStream_t stream_of(int s) const { return streams[s]; }
+    bool per_thread(int s) const { return P.streams[s].kind == StreamKind::PerThread; }
+    uint64_t ext_id(uint32_t op) const { return (uint64_t(token) << 32) | op; }
+    CopyArgs copy_args(const Op& o, int w) const;
+    void exec_op(uint32_t i, int w);
+    void issue(const Op& o, cudaStream_t s, const CopyArgs& c);
+    void run_thread(int w);
+    void run_issuer(int w);
+};
+
+void Executor::choose_timing_before_cuda() {
+    if (O.timing == TimingRequest::Events) {
+        timing = Timing::Events;
+        M.timing_note = "events requested";
+        return;
+    }
+    std::string why;
+    if (cupti::start(O.cupti_lib, why)) {
+        timing = Timing::Cupti;
+        M.cupti_library = cupti::library_path();
+        M.cupti_version = cupti::version();
+        M.cupti_steady_timestamps = cupti::steady_timestamps();
+        return;
+    }
+    if (O.timing == TimingRequest::Cupti) {
+        std::fprintf(stderr, "hetsim-runner: --timing cupti: %s\n", why.c_str());
+        std::_Exit(1);
+    }
+    timing = Timing::Events;
+    M.timing_note = "CUPTI unavailable (" + why + "); fell back to events";
+    M.warnings.push_back(M.timing_note);
+}
+
+void Executor::prefetch_to(void* p, uint64_t bytes, bool device, cudaStream_t s) {
+    if (!p || !bytes || !concurrent_managed) return;
+    cudaMemLocation loc{};
+    loc.type = device ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
+    loc.id = 0;
+    CK(cudaMemPrefetchAsync(p, bytes, loc, 0, s));
+}
+
+void Executor::setup() {
+    g_phase = int(Phase::Setup);
+    tl_thread = "runner main";
+    choose_timing_before_cuda();
+    CK(cudaSetDevice(0));
+    CK(cudaFree(nullptr));  // creates the context
+    CK(cudaGetDeviceProperties(&prop, 0));
+    CK(cudaDriverGetVersion(&M.driver_version));
+    CK(cudaRuntimeGetVersion(&M.runtime_version));
+    M.gpu = prop.name;
+    M.sm_count = prop.multiProcessorCount;
+    M.cc_major = prop.major;
+    M.cc_minor = prop.minor;
+    int cma = 0;
+    CK(cudaDeviceGetAttribute(&cma, cudaDevAttrConcurrentManagedAccess, 0));
+    concurrent_managed = cma != 0;
+    if (!concurrent_managed && PL.managed_total)
+        M.warnings.push_back("the device lacks concurrentManagedAccess: managed residency is not reset between runs and prefetches will fail");
+
+    // Budget: every device and managed byte must fit in free memory, less a 1 GiB margin.
+    size_t free_b = 0, total_b = 0;
+    CK(cudaMemGetInfo(&free_b, &total_b));
+    uint64_t extra = 64 * kMiB;  // sink, uses table, events, module, rounding
+    uint64_t need = PL.device_total + PL.managed_total + extra;
+    if (need + kDeviceMargin > free_b)
+        too_big("the program needs " + human_bytes(PL.device_total) + " of device memory and " + human_bytes(PL.managed_total) +
+                " of managed memory; the GPU has " + human_bytes(free_b) + " free and the runner keeps " + human_bytes(kDeviceMargin) +
+                " of it free (managed memory is never allocated beyond free device memory)");
+    int optin = prop.sharedMemPerBlockOptin ? int(prop.sharedMemPerBlockOptin) : 48 * 1024;
+    if (PL.max_smem > uint32_t(optin))
+        too_big("a kernel asks for " + std::to_string(PL.max_smem) + " B of shared memory per block; this GPU allows " + std::to_string(optin));
+    CK(op_kernel_configure(optin));
+    cudaFuncAttributes fa{};
+    CK(op_kernel_attributes(&fa));
+    kernel_regs = fa.numRegs;
+
+    allocate();
+    make_streams_and_events();
+    compute_launches();
+    ev_timed.assign(P.ops.size(), 0);
+    if (timing == Timing::Events) enable_event_timing(true);
+    else enable_event_timing(false);  // prefetches: no CUPTI record kind
+    setup_tasks();
+    CK(cudaDeviceSynchronize());
+    start_workers();
+}
+
+void Executor::allocate() {
+    buf.assign(P.buffers.size(), nullptr);
+    for (size_t i = 0; i < P.buffers.size(); ++i) {
+        const Buffer& b = P.buffers[i];
+        if (!b.bytes) continue;
+        switch (b.kind) {
+            case Mem::Pinned: CK(cudaMallocHost(&buf[i], b.bytes)); break;
+            case Mem::Pageable:
+                buf[i] = std::malloc(b.bytes);
+                if (!buf[i]) too_big("cannot malloc " + human_bytes(b.bytes) + " for pageable buffer '" + b.name + "'");
+                write_host_pages(buf[i], b.bytes);
+                break;
+            case Mem::Device: CK(cudaMalloc(&buf[i], b.bytes)); break;
+            case Mem::Managed:
+                CK(cudaMallocManaged(&buf[i], b.bytes, cudaMemAttachGlobal));
+                write_host_pages(buf[i], b.bytes);  // populate on the host
+                break;
+        }
+    }
+    scr.resize(PL.issuers);
+    for (int t = 0; t < PL.issuers; ++t) {
+        const Scratch& s = PL.scratch[t];
+        ScratchPtrs& p = scr[t];
+        if (s.pinned) CK(cudaMallocHost(&p.pinned, s.pinned));
+        if (s.pageable) {
+            p.pageable = std::malloc(s.pageable);
+            if (!p.pageable) too_big("cannot malloc " + human_bytes(s.pageable) + " of pageable scratch");
+            write_host_pages(p.pageable, s.pageable);
+        }
+        if (s.dev_src) {
+            CK(cudaMalloc(&p.dev_src, s.dev_src));
+            CK(cudaMemset(p.dev_src, 0, s.dev_src));
+        }
+        if (s.dev_dst) CK(cudaMalloc(&p.dev_dst, s.dev_dst));
+        if (s.managed) {
+            CK(cudaMallocManaged(&p.managed, s.managed, cudaMemAttachGlobal));
+            write_host_pages(p.managed, s.managed);
+        }
+    }
+    if (PL.read_bytes) {
+        CK(cudaMalloc(&read_buf, PL.read_bytes));
+        CK(cudaMemset(read_buf, 0, PL.read_bytes));
+    }
+    CK(cudaMalloc(reinterpret_cast<void**>(&sink), 256));
+    CK(cudaMalloc(&tiny_dev, 4096));
+    CK(cudaMallocHost(&tiny_host, 4096));
+    std::vector<UseRegion> uses;
+    for (const Op& o : P.ops)
+        for (uint32_t u : o.uses) uses.push_back(UseRegion{static_cast<const unsigned char*>(buf[u]), P.buffers[u].bytes});
+    if (!uses.empty()) {
+        CK(cudaMalloc(reinterpret_cast<void**>(&uses_dev), uses.size() * sizeof(UseRegion)));
+        CK(cudaMemcpy(uses_dev, uses.data(), uses.size() * sizeof(UseRegion), cudaMemcpyHostToDevice));
+    }
+    size_t nflags = 2 + size_t(PL.host_flags);
+    CK(cudaHostAlloc(reinterpret_cast<void**>(&flags), std::max<size_t>(nflags * sizeof(unsigned), 4096), cudaHostAllocMapped));
+    std::memset(flags, 0, nflags * sizeof(unsigned));
+    CK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&flags_dev), flags, 0));
+}
+
+void Executor::make_streams_and_events() {
+    int least = 0, greatest = 0;
+    CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    streams.assign(P.streams.size(), nullptr);
+    for (size_t i = 0; i < P.streams.size(); ++i) {
+        const Stream& s = P.streams[i];
+        int prio = std::min(std::max(s.priority, greatest), least);
+        if (prio != s.priority)
+            M.warnings.push_back("stream '" + s.name + "': priority " + std::to_string(s.priority) + " clamped to " + std::to_string(prio));
+        switch (s.kind) {
+            case StreamKind::Legacy: streams[i] = cudaStreamLegacy; break;
+            case StreamKind::PerThread: streams[i] = cudaStreamPerThread; break;
+            case StreamKind::Blocking: CK(cudaStreamCreateWithPriority(&streams[i], cudaStreamDefault, prio)); break;
+            case StreamKind::NonBlocking: CK(cudaStreamCreateWithPriority(&streams[i], cudaStreamNonBlocking, prio)); break;
+        }
+    }
+    CK(cudaStreamCreateWithFlags(&calib, cudaStreamNonBlocking));
+    prog_events.assign(P.events.size(), nullptr);
+    for (auto& e : prog_events) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    CK(cudaEventCreate(&ev_ref));
+    // Managed buffers start where the program says.
+    for (size_t i = 0; i < P.buffers.size(); ++i)
+        if (P.buffers[i].kind == Mem::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].on_device, calib);
+    for (int t = 0; t < PL.issuers; ++t) prefetch_to(scr[t].managed, PL.scratch[t].managed, false, calib);
+    CK(cudaStreamSynchronize(calib));
+}
+
+std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t regs, const Op& op) {
+    auto occ = [&](size_t s) {
+        int n = 0;
+        CK(op_kernel_occupancy(&n, int(block), s));
+        return n;
+    };
+    int occ0 = occ(smem);
+    if (occ0 <= 0)
+        too_big("op " + std::to_string(op.index) + " '" + op.name + "': a block of " + std::to_string(block) + " threads with " +
+                std::to_string(smem) + " B of shared memory fits no SM of this GPU");
+    int target = occ0;
+    if (O.emulate_registers && int(regs) > kernel_regs) {
+        uint32_t warps = (block + 31) / 32;
+        uint32_t per_warp = ((regs * 32 + 255) / 256) * 256;
+        if (uint64_t(per_warp) * warps > uint64_t(prop.regsPerBlock))
+            too_big("op " + std::to_string(op.index) + " '" + op.name + "': " + std::to_string(block) + " threads x " + std::to_string(regs) +
+                    " registers exceed the " + std::to_string(prop.regsPerBlock) + " registers a block may use");
+        int by_regs = int((uint32_t(prop.regsPerMultiprocessor) / per_warp) / warps);
+        target = std::max(1, std::min(occ0, by_regs));
+    }
+    if (target >= occ0) return {smem, occ0};
+    // Pad the dynamic shared memory until no more than `target` blocks fit on an SM.
+    size_t optin = prop.sharedMemPerBlockOptin;
+    size_t lo = 1, hi = (optin - smem) / 128;  // in 128-byte steps; occ(smem + 128 * hi) is 1
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (occ(smem + 128 * mid) <= target) hi = mid;
+        else lo = mid + 1;
+    }
+    size_t s = smem + 128 * lo;
+    return {s, occ(s)};
+}
+
+void Executor::compute_launches() {
+    launch.assign(P.ops.size(), Launch{});
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>> cache;
+    size_t use_off = 0;
+    bool padded = false;
+    for (const Op& o : P.ops) {
+        size_t my_uses = use_off;
+        use_off += o.uses.size();
+        if (o.kind != OpKind::Kernel) continue;
+        auto key = std::make_tuple(o.block, o.shared_memory, o.registers);
+        auto it = cache.find(key);
+        if (it == cache.end()) it = cache.emplace(key, fit(o.block, o.shared_memory, o.registers, o)).first;
+        Launch& L = launch[o.index];
+        L.grid = o.grid;
+        L.block = o.block;
+        L.smem = it->second.first;
+        L.blocks_per_sm = it->second.second;
+        padded |= L.smem != o.shared_memory;
+        uint64_t per_wave = uint64_t(L.blocks_per_sm) * uint64_t(prop.multiProcessorCount);
+        L.waves = (o.grid + per_wave - 1) / per_wave;
+        double ns = o.roofline ? (o.flops > 0 ? o.flops / O.peak_flops * 1e9 : 0.0) : double(o.duration_ps) / 1000.0;
+        L.args.spin_ns = (unsigned long long)std::llround(ns / double(L.waves));
+        if (o.roofline && o.bytes >= 16) {
+            L.args.src = static_cast<const char*>(read_buf) + PL.read_offset[o.index];
+            L.args.n16 = o.bytes / 16;
+        }
+        if (!o.uses.empty()) {
+            L.args.uses = uses_dev + my_uses;
+            L.args.nuses = int(o.uses.size());
+            L.args.touch_blocks = unsigned(std::min<uint64_t>(o.grid, per_wave));
+        }
+        L.args.sink = sink;
+    }
+    if (!O.emulate_registers) M.register_emulation = "off (--no-register-emulation): residency follows shared_memory and block size only";
+    else
+        M.register_emulation = std::string("dynamic shared memory padded so that blocks per SM match `registers` (op kernel itself uses ") +
+                               std::to_string(kernel_regs) + " registers)" + (padded ? "; some kernels were padded" : "; no kernel needed padding");
+}
+
+void Executor::enable_event_timing(bool all_gpu_ops) {
+    if (ev_start.empty()) {
+        ev_start.assign(P.ops.size(), nullptr);
+        ev_end.assign(P.ops.size(), nullptr);
+    }
+    for (const Op& o : P.ops) {
+        if (!has_gpu_phase(o.kind)) continue;
+        if (!all_gpu_ops && o.kind != OpKind::Prefetch) continue;
+        if (!is_marker(o.kind) && !ev_start[o.index]) CK(cudaEventCreate(&ev_start[o.index]));
+        if (!ev_end[o.index]) CK(cudaEventCreate(&ev_end[o.index]));
+        ev_timed[o.index] = 1;
+    }
+}
+
+void Executor::setup_tasks() {
+    if (!P.tasks) return;
+    const size_t n = P.ops.size();
+    host_done.reset(new std::atomic<uint32_t>[n]);
+    issued.reset(new std::atomic<uint32_t>[n]);
+    for (size_t i = 0; i < n; ++i) {
+        host_done[i] = 0;
+        issued[i] = 0;
+    }
+    done_ev.assign(n, nullptr);
+    for (size_t i = 0; i < n; ++i)
+        if (PL.needs_done_event[i]) CK(cudaEventCreateWithFlags(&done_ev[i], cudaEventDisableTiming));
+    if (PL.host_flags) {
+        // GPU tasks that wait for host tasks: cuStreamWaitValue32 on a host-written flag, or a
+        // one-thread poll kernel where stream memory operations are not available.
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+            q == cudaDriverEntryPointSuccess && fn) {
+            wait_value = reinterpret_cast<WaitValueFn>(fn);
+            flags[0] = 1;
+            CUresult r = wait_value(reinterpret_cast<CUstream>(calib), reinterpret_cast<CUdeviceptr>(flags_dev), 1, CU_STREAM_WAIT_VALUE_GEQ);
+            cudaError_t e = cudaStreamSynchronize(calib);
+            flags[0] = 0;
+            if (r != CUDA_SUCCESS || e != cudaSuccess) {
+                wait_value = nullptr;
+                (void)cudaGetLastError();
+            }
+        } else {
+            (void)cudaGetLastError();
+        }
+        M.wait_value = wait_value != nullptr;
+        if (!wait_value)
+            M.warnings.push_back("cuStreamWaitValue32 unavailable: GPU tasks after host tasks wait in a one-thread poll kernel (it holds one block slot)");
+    }
+}
+
+void Executor::start_workers() {
+    thread_end.assign(PL.issuers, 0);
+    g_progress.reset(new std::atomic<int64_t>[std::max(PL.issuers, 1)]);
+    g_progress_names.clear();
+    for (int w = 0; w < PL.issuers; ++w) {
+        g_progress[w] = -1;
+        g_progress_names.push_back(w == PL.issuer_thread ? std::string("gpu-task issuer") : P.threads[w].name);
+    }
+    g_nprogress.store(PL.issuers, std::memory_order_release);
+    for (int w = 0; w < PL.issuers; ++w) workers.emplace_back(&Executor::worker, this, w);
+    std::unique_lock<std::mutex> lock(mu);
+    cv_done.wait(lock, [&] { return setup_done == PL.issuers; });
+}
+
+void Executor::stop_workers() {
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        quit = true;
+    }
+    cv_start.notify_all();
+    for (auto& t : workers) t.join();
+    workers.clear();
+}
+
+void Executor::worker(int w) {
+    tl_thread = g_progress_names[w].c_str();
+    CK(cudaSetDevice(0));
+    CK(cudaStreamSynchronize(cudaStreamPerThread));  // creates this thread's per-thread stream now
+    int seen = 0;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        ++setup_done;
+    }
+    cv_done.notify_all();
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> lock(mu);
+            cv_start.wait(lock, [&] { return quit || gen != seen; });
+            if (quit) return;
+            seen = gen;
+        }
+        g_progress[w] = -1;
+        ready.fetch_add(1);
+        while (go.load(std::memory_order_acquire) != seen) cpu_relax();
+        if (w == PL.issuer_thread) run_issuer(w);
+        else run_thread(w);
+        tl_op = -1;
+        CK(cudaDeviceSynchronize());
+        thread_end[w] = steady_ns();
+        g_progress[w] = -2;
+        if (done_count.fetch_add(1) + 1 == PL.issuers) {
+            std::lock_guard<std::mutex> lock(mu);
+            cv_done.notify_all();
+        }
+    }
+}
+
+CopyArgs Executor::copy_args(const Op& o, int w) const {
+    const ScratchPtrs& s = scr[w];
+    CopyArgs c;
+    void* host = nullptr;
+    if (o.memory == Mem::Pinned) host = s.pinned;
+    else if (o.memory == Mem::Pageable) host = s.pageable;
+    else if (o.memory == Mem::Managed) host = o.buffer >= 0 ? buf[o.buffer] : s.managed;
+    switch (o.dir) {
+        case Dir::H2D:
+            c.src = host;
+            c.dst = s.dev_dst;
+            c.kind = o.memory == Mem::Managed ? cudaMemcpyDefault : cudaMemcpyHostToDevice;
+            break;
+        case Dir::D2H:
+            c.src = s.dev_src;
+            c.dst = host;
+            c.kind = o.memory == Mem::Managed ? cudaMemcpyDefault : cudaMemcpyDeviceToHost;
+            break;
+        case Dir::D2D:
+            c.src = s.dev_src;
+            c.dst = s.dev_dst;
+            c.kind = cudaMemcpyDeviceToDevice;
+            break;
+    }
+    // Zero-byte copies still make their call; give them valid pointers.
+    bool host_dst = o.dir == Dir::D2H, host_src = o.dir == Dir::H2D;
+    if (!c.src) c.src = host_src ? tiny_host : tiny_dev;
+    if (!c.dst) c.dst = host_dst ? tiny_host : tiny_dev;
+    return c;
+}
+
+void Executor::issue(const Op& o, cudaStream_t s, const CopyArgs& c) {
+    switch (o.kind) {
+        case OpKind::Kernel: {
+            const Launch& L = launch[o.index];
+            CK(launch_op_kernel(L.grid, L.block, L.smem, s, L.args));
+            break;
+        }
+        case OpKind::Memcpy:
+            if (!o.sync) CK(cudaMemcpyAsync(c.dst, c.src, o.bytes, c.kind, s));
+            else if (per_thread(o.stream)) CK(cudaMemcpy_ptds(c.dst, c.src, o.bytes, c.kind));
+            else CK(cudaMemcpy(c.dst, c.src, o.bytes, c.kind));
+            break;
+        case OpKind::Memset:
+            if (!o.sync) CK(cudaMemsetAsync(c.dst, 0, o.bytes, s));
+            else if (per_thread(o.stream)) CK(cudaMemset_ptds(c.dst, 0, o.bytes));
+            else CK(cudaMemset(c.dst, 0, o.bytes));
+            break;
+        case OpKind::EventRecord: CK(cudaEventRecord(prog_events[o.event], s)); break;
+        case OpKind::StreamWaitEvent: CK(cudaStreamWaitEvent(s, prog_events[o.event], 0)); break;
+        case OpKind::EventSync: CK(cudaEventSynchronize(prog_events[o.event])); break;
+        case OpKind::StreamSync: CK(cudaStreamSynchronize(s)); break;
+        case OpKind::DeviceSync: CK(cudaDeviceSynchronize()); break;
+        case OpKind::Prefetch: {
+            cudaMemLocation loc{};
+            loc.type = o.to_device ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
+            loc.id = 0;
+            CK(cudaMemPrefetchAsync(buf[o.buffer], o.bytes, loc, 0, s));
+            break;
+        }
+        case OpKind::Host: break;
+    }
+}
+
+void Executor::exec_op(uint32_t i, int w) {
+    const Op& o = P.ops[i];
+    tl_op = int(i);
+    g_progress[w].store(i, std::memory_order_relaxed);
+    OpTimes* T = instr ? &cur->ops[i] : nullptr;
+    if (o.kind == OpKind::Host) {
+        int64_t a = steady_ns();
+        for (uint32_t u : o.uses) touch_host_pages(buf[u], P.buffers[u].bytes);
+        int64_t until = steady_ns() + o.duration_ps / 1000;
+        int64_t b;
+        while ((b = steady_ns()) < until) {
+        }
+        if (T) {
+            T->host_start = double(a - t0);
+            T->host_end = double(b - t0);
+        }
+        return;
+    }
+    cudaStream_t s = o.stream >= 0 ? stream_of(o.stream) : cudaStreamLegacy;
+    CopyArgs c;
+    if (o.kind == OpKind::Memcpy) c = copy_args(o, w);
+    else if (o.kind == OpKind::Memset) c.dst = scr[w].dev_dst ? scr[w].dev_dst : tiny_dev;
+    const bool ev = T && ev_timed[i];
+    const bool cu = T && timing == Timing::Cupti && (o.kind == OpKind::Kernel || o.kind == OpKind::Memcpy || o.kind == OpKind::Memset);
+    if (ev && ev_start[i]) CK(cudaEventRecord(ev_start[i], s));
+    if (cu) cupti::push(ext_id(i));
+    int64_t a = steady_ns();
+    issue(o, s, c);
+    int64_t b = steady_ns();
+    if (cu) cupti::pop();
+    if (ev) CK(cudaEventRecord(ev_end[i], s));
+    if (T) {
+        if (w == PL.issuer_thread) {
+            T->issue_start = double(a - t0);
+            T->issue_end = double(b - t0);
+        } else {
+            T->host_start = double(a - t0);
+            T->host_end = double(b - t0);
+        }
+    }
+}
+
+void Executor::run_thread(int w) {
+    const bool tasks = P.tasks;
+    for (uint32_t i : PL.issuer_ops[w]) {
+        if (tasks) {
+            tl_op = int(i);
+            g_progress[w].store(i, std::memory_order_relaxed);
+            for (uint32_t a : P.ops[i].after) {
+                if (P.ops[a].thread >= 0) {
+                    while (host_done[a].load(std::memory_order_acquire) != token) cpu_relax();
+                } else {
+                    while (issued[a].load(std::memory_order_acquire) != token) cpu_relax();
+                    CK(cudaEventSynchronize(done_ev[a]));
+                }
+            }
+        }
+        exec_op(i, w);
+        if (tasks) {
+            host_done[i].store(token, std::memory_order_release);
+            int slot = PL.host_flag_slot[i];
+            if (slot >= 0) __atomic_store_n(&flags[2 + slot], token, __ATOMIC_SEQ_CST);
+        }
+    }
+}
+
+void Executor::run_issuer(int w) {
+    for (uint32_t g : PL.issuer_ops[w]) {
+        const Op& o = P.ops[g];
+        cudaStream_t s = stream_of(o.stream);
+        tl_op = int(g);
+        for (uint32_t a : o.after) {
+            const Op& dep = P.ops[a];
+            if (dep.thread < 0) {
+                if (dep.stream != o.stream) CK(cudaStreamWaitEvent(s, done_ev[a], 0));
+            } else {
+                int slot = PL.host_flag_slot[a];
+                if (wait_value) {
+                    CUresult r = wait_value(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(flags_dev + 2 + slot), token,
+                                            CU_STREAM_WAIT_VALUE_GEQ);
+                    if (r != CUDA_SUCCESS) runtime_fail(("cuStreamWaitValue32 failed with CUresult " + std::to_string(int(r))).c_str(), __FILE__, __LINE__);
+                } else {
+                    unsigned long long timeout = (unsigned long long)(O.time_limit_s > 0 ? O.time_limit_s * 1e9 : 3.6e12);
+                    CK(launch_poll_kernel(s, flags_dev + 2 + slot, token, nullptr, timeout));
+                }
+            }
+        }
+        exec_op(g, w);
+        if (PL.needs_done_event[g]) CK(cudaEventRecord(done_ev[g], s));
+        issued[g].store(token, std::memory_order_release);
+    }
+}
+
+void Executor::calibrate_ref() {
+    // The reference timing event completes when a poll kernel sees a flag the host sets at a known
+    // steady_clock time; the kernel's acknowledgement bounds the delay (half the round trip).
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        unsigned tok = ++calib_token;
+        CK(launch_poll_kernel(calib, flags_dev, tok, flags_dev + 1, 2000000000ull));
+        CK(cudaEventRecord(ev_ref, calib));
+        int64_t until = steady_ns() + 300000;  // let the kernel start polling
+        while (steady_ns() < until) cpu_relax();
+        int64_t t1 = steady_ns();
+        __atomic_store_n(&flags[0], tok, __ATOMIC_SEQ_CST);
+        int64_t t2;
+        while (__atomic_load_n(&flags[1], __ATOMIC_ACQUIRE) != tok) {
+            if (steady_ns() - t1 > 3000000000ll) runtime_fail("clock calibration: the poll kernel never acknowledged", __FILE__, __LINE__);
+            cpu_relax();
+        }
+        t2 = steady_ns();
+        CK(cudaEventSynchronize(ev_ref));
+        ref_rtt_ns = t2 - t1;
+        ref_abs_ns = double(t1) + double(t2 - t1) / 2.0;
+        if (ref_rtt_ns < 20000) break;
+    }
+}
+
+RunResult Executor::run_once(bool instrumented) {
+    RunResult r;
+    instr = instrumented;
+    token = ++calib_token;  // strictly increasing across runs; also names this run's CUPTI ids
+    cur = &r;
+    if (instr) r.ops.assign(P.ops.size(), OpTimes{});
+    bool any_ev = false;
+    for (char c : ev_timed) any_ev |= c != 0;
+    if (instr && any_ev) calibrate_ref();
+    int64_t off_before = 0, off_after = 0, win = 0;
+    if (instr && timing == Timing::Cupti) off_before = cupti::clock_offset(&win);
+    ready = 0;
+    done_count = 0;
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        ++gen;
+    }
+    cv_start.notify_all();
+    while (ready.load() != PL.issuers) cpu_relax();
+    t0 = steady_ns();
+    go.store(gen, std::memory_order_release);
+    {
+        std::unique_lock<std::mutex> lock(mu);
+        cv_done.wait(lock, [&] { return done_count.load() == PL.issuers; });
+    }
+    CK(cudaDeviceSynchronize());
+    int64_t last = t0;
+    for (int64_t e : thread_end) last = std::max(last, e);
+    r.end_to_end_sync_ns = double(last - t0);
+    if (instr) {
+        int saved = g_phase.load();
+        g_phase = int(Phase::Collect);
+        if (timing == Timing::Cupti) {
+            int64_t win2 = 0;
+            off_after = cupti::clock_offset(&win2);
+            M.clock_uncertainty_ns = double(std::max(win, win2)) / 2.0;
+        }
+        collect(r, (off_before + off_after) / 2);
+        g_phase = saved;
+    }
+    reset();
+    cur = nullptr;
+    return r;
+}
+
+void Executor::collect(RunResult& r, int64_t cupti_offset) {
+    std::unordered_map<uint64_t, cupti::Span> spans;
+    if (timing == Timing::Cupti) cupti::collect(spans);
+    size_t missing = 0, expected = 0;
+    for (const Op& o : P.ops) {
+        OpTimes& T = r.ops[o.index];
+        const double call_end = o.thread >= 0 ? T.host_end : T.issue_end;
+        if (ev_timed[o.index]) {
+            float ms = 0;
+            CK(cudaEventElapsedTime(&ms, ev_ref, ev_end[o.index]));
+            T.gpu_end = ref_abs_ns + double(ms) * 1e6 - double(t0);
+            if (ev_start[o.index]) {
+                CK(cudaEventElapsedTime(&ms, ev_ref, ev_start[o.index]));
+                T.gpu_start = ref_abs_ns + double(ms) * 1e6 - double(t0);
+            } else {
+                T.gpu_start = T.gpu_end;
+            }
+            // A blocking call returns only after its GPU work: the end event, recorded after the
+            // return, is late by the wake-up; the return bounds the end.
+            bool blocking = o.sync || (o.kind == OpKind::Memcpy && o.memory == Mem::Pageable && o.dir == Dir::D2H);
+            if (blocking && !std::isnan(call_end)) {
+                T.gpu_end = std::min(T.gpu_end, call_end);
+                T.gpu_start = std::min(T.gpu_start, T.gpu_end);
+            }
+        } else if (timing == Timing::Cupti && (o.kind == OpKind::Kernel || o.kind == OpKind::Memcpy || o.kind == OpKind::Memset)) {
+            ++expected;
+            auto it = spans.find(ext_id(o.index));
+            if (it == spans.end()) {
+                ++missing;
+                continue;
+            }
+            T.gpu_start = double(int64_t(it->second.start) - cupti_offset - t0);
+            T.gpu_end = double(int64_t(it->second.end) - cupti_offset - t0);
+        } else if (is_marker(o.kind)) {
+            T.gpu_start = T.gpu_end = call_end;  // CUPTI has no record of markers
+        }
+    }
+    r.end_to_end_ns = 0;
+    for (const OpTimes& T : r.ops) {
+        if (!std::isnan(T.host_end)) r.end_to_end_ns = std::max(r.end_to_end_ns, T.host_end);
+        if (!std::isnan(T.gpu_end)) r.end_to_end_ns = std::max(r.end_to_end_ns, T.gpu_end);
+    }
+    probe_expected = expected;
+    probe_missing = missing;
+}
+
+void Executor::reset() {
+    CK(cudaDeviceSynchronize());
+    for (size_t i = 0; i < P.buffers.size(); ++i)
+        if (P.buffers[i].kind == Mem::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].on_device, calib);
+    for (int t = 0; t < PL.issuers; ++t) prefetch_to(scr[t].managed, PL.scratch[t].managed, false, calib);
+    CK(cudaStreamSynchronize(calib));
+    // Fresh program events: a wait on an event not yet recorded in this run must not bind to
+    // the previous run's record.
+    for (auto& e : prog_events) {
+        CK(cudaEventDestroy(e));
+        CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+}
+
+Measurement Executor::run_all() {
+    setup();
+    // Warm-ups; with CUPTI they also check that records arrive (else RUNTIME records are added,
+    // and failing that, events take over).
+    int warm = O.warmup, extra = 0;
+    if (timing == Timing::Cupti && warm < 1) {
+        warm = 1;
+        M.warnings.push_back("one warm-up run added to check CUPTI");
+    }
+    for (int k = 1; k <= warm + extra; ++k) {
+        g_phase = int(Phase::Warmup);
+        g_run = k;
+        (void)run_once(true);
+        ++M.warmup_done;
+        if (timing != Timing::Cupti || probe_expected == 0) continue;
+        if (probe_missing == probe_expected) {
+            if (!cupti::runtime_records() && cupti::enable_runtime_records()) {
+                M.cupti_runtime_records = true;
+                extra = std::max(extra, k - warm + 1);
+                continue;
+            }
+            std::string why = "CUPTI delivered no activity records for the program's " + std::to_string(probe_expected) + " GPU ops";
+            if (O.timing == TimingRequest::Cupti) runtime_fail(("--timing cupti: " + why).c_str(), __FILE__, __LINE__);
+            cupti::disable();
+            timing = Timing::Events;
+            enable_event_timing(true);
+            M.timing_note = why + "; fell back to events";
+            M.warnings.push_back(M.timing_note);
+            extra = std::max(extra, k - warm + 1);  // one warm-up with the events in place
+        } else if (probe_missing && k == warm + extra) {
+            M.warnings.push_back("CUPTI gave no record for " + std::to_string(probe_missing) + " of " + std::to_string(probe_expected) +
+                                 " kernels/copies/memsets in the last warm-up; those ops have no GPU times");
+        }
+    }
+    for (int k = 1; k <= O.runs; ++k) {
+        g_phase = int(Phase::Timed);
+        g_run = k;
+        M.timed.push_back(run_once(true));
+        if (timing == Timing::Cupti && probe_missing)
+            M.warnings.push_back("timed run " + std::to_string(k) + ": no CUPTI record for " + std::to_string(probe_missing) + " ops");
+    }
+    if (timing == Timing::Cupti) {
+        if (uint64_t d = cupti::dropped_records()) M.warnings.push_back("CUPTI dropped " + std::to_string(d) + " activity records");
+        cupti::disable();
+    }
+    for (int k = 1; k <= O.runs; ++k) {
+        g_phase = int(Phase::Uninstrumented);
+        g_run = k;
+        M.uninstrumented_ns.push_back(run_once(false).end_to_end_sync_ns);
+    }
+    g_phase = int(Phase::Output);
+    stop_workers();
+    M.timing = timing == Timing::Cupti ? "cupti" : "events";
+    M.cupti_runtime_records = timing == Timing::Cupti && cupti::runtime_records();
+    if (timing == Timing::Cupti) {
+        M.clock_note = M.cupti_steady_timestamps ? "CUPTI timestamps from a steady_clock callback; offset checked by paired reads each run"
+                                                 : "CUPTI timestamps (CLOCK_REALTIME) mapped to steady_clock by paired reads before and after each run";
+    } else {
+        M.clock_note = "reference timing event completed by a poll kernel released at a known steady_clock time; error about half the round trip";
+        M.clock_uncertainty_ns = double(ref_rtt_ns) / 2.0;
+    }
+    {
+        FILE* f = std::fopen("/proc/driver/nvidia/version", "r");
+        if (f) {
+            char line[512] = {0};
+            if (std::fgets(line, sizeof line, f)) {
+                std::string s = line;
+                // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  ..."
+                auto pos = s.find("Kernel Module");
+                if (pos != std::string::npos) {
+                    std::string rest = s.substr(pos + 13);
+                    size_t b = rest.find_first_not_of(' ');
+                    size_t e = rest.find(' ', b);
+                    if (b != std::string::npos) M.driver_release = rest.substr(b, e == std::string::npos ? std::string::npos : e - b);
+                }
+            }
+            std::fclose(f);
+        }
+    }
+    return M;
+}
+
+}  // namespace
+
+Measurement execute(const Program& p, const Plan& plan, const Options& opt) {
+    g_program = &p;
+    // Load every module at context creation so that no timed launch pays lazy loading.
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    Executor ex(p, plan, opt);
+    return ex.run_all();
+}
+
+}  // namespace runner

@@ -1,0 +1,296 @@
+// hetsim-runner: executes a lowered hetsim program (docs/program-format.md) on a CUDA GPU and
+// writes the measured timeline ("hetsim.measured" v1). See README.md beside this file.
+//
+//   hetsim-runner program.json -o measured.json [--runs N] [--warmup N] [--timing auto|cupti|events]
+//                 [--time-limit-s S] [--peak-flops F] [--cupti-lib PATH] [--no-register-emulation]
+//   hetsim-runner program.json --check [--verbose]     (no CUDA calls: prints the plan)
+//
+// Exit codes: 0 ok, 1 CUDA/CUPTI/IO failure, 2 bad arguments or program (or does not fit the
+// device), 3 time limit exceeded.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <numeric>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "exec.hpp"
+#include "program.hpp"
+
+namespace {
+
+using runner::Options;
+using ojson = nlohmann::ordered_json;
+
+const char* kUsage =
+    "usage: hetsim-runner PROGRAM.json -o MEASURED.json [options]\n"
+    "       hetsim-runner PROGRAM.json --check [--verbose]\n"
+    "\n"
+    "Executes a program written by `hetsim lower` on GPU 0 and writes the measured timeline.\n"
+    "\n"
+    "  -o, --output PATH        measured timeline (JSON, written to PATH.tmp.PID then renamed)\n"
+    "  --runs N                 timed runs, instrumented and uninstrumented each (default 5)\n"
+    "  --warmup N               untimed warm-up runs first (default 2)\n"
+    "  --timing auto|cupti|events   GPU timestamps: CUPTI activity records, or timing events\n"
+    "                           around each op; auto tries CUPTI, then events (default auto)\n"
+    "  --time-limit-s S         abort (exit 3) when the whole process runs longer (default 120;\n"
+    "                           0 = no limit)\n"
+    "  --peak-flops F           FLOP/s for kernels given by flops (default 6.7e13, h200 profile)\n"
+    "  --cupti-lib PATH         libcupti to dlopen (else $HETSIM_CUPTI_LIB, then usual places)\n"
+    "  --no-register-emulation  do not pad shared memory to emulate `registers`\n"
+    "  --check                  validate and print the execution plan; touches no CUDA\n"
+    "  --verbose                with --check: list every op\n";
+
+[[noreturn]] void usage_error(const std::string& msg) {
+    std::fprintf(stderr, "hetsim-runner: %s\n\n%s", msg.c_str(), kUsage);
+    std::exit(2);
+}
+
+long parse_int(const std::string& flag, const char* v, long lo, long hi) {
+    char* end = nullptr;
+    errno = 0;
+    long x = std::strtol(v, &end, 10);
+    if (errno || !end || *end || x < lo || x > hi)
+        usage_error(flag + " needs an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got '" + v + "'");
+    return x;
+}
+
+double parse_real(const std::string& flag, const char* v, double lo) {
+    char* end = nullptr;
+    double x = std::strtod(v, &end);
+    if (!end || *end || !std::isfinite(x) || x < lo) usage_error(flag + " needs a number >= " + std::to_string(lo) + ", got '" + v + "'");
+    return x;
+}
+
+Options parse_args(int argc, char** argv) {
+    Options o;
+    for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&]() -> const char* {
+            if (i + 1 >= argc) usage_error(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            std::fputs(kUsage, stdout);
+            std::exit(0);
+        } else if (a == "-o" || a == "--output") o.out_path = value();
+        else if (a == "--runs") o.runs = int(parse_int(a, value(), 1, 1000));
+        else if (a == "--warmup") o.warmup = int(parse_int(a, value(), 0, 1000));
+        else if (a == "--timing") {
+            std::string t = value();
+            if (t == "auto") o.timing = runner::TimingRequest::Auto;
+            else if (t == "cupti") o.timing = runner::TimingRequest::Cupti;
+            else if (t == "events") o.timing = runner::TimingRequest::Events;
+            else usage_error("--timing must be auto, cupti or events, got '" + t + "'");
+        } else if (a == "--time-limit-s") o.time_limit_s = parse_real(a, value(), 0);
+        else if (a == "--peak-flops") {
+            o.peak_flops = parse_real(a, value(), 1);
+        } else if (a == "--cupti-lib") o.cupti_lib = value();
+        else if (a == "--no-register-emulation") o.emulate_registers = false;
+        else if (a == "--check") o.check = true;
+        else if (a == "--verbose") o.verbose = true;
+        else if (!a.empty() && a[0] == '-') usage_error("unknown option '" + a + "'");
+        else if (o.program_path.empty()) o.program_path = a;
+        else usage_error("more than one program given ('" + o.program_path + "' and '" + a + "')");
+    }
+    if (o.program_path.empty()) usage_error("no program given");
+    if (!o.check && o.out_path.empty()) usage_error("no output given (-o measured.json), or use --check");
+    return o;
+}
+
+// ns rounded to the picosecond: an integer when whole, else a number with at most 3 decimals.
+ojson ns_json(double ns) {
+    double ps = std::round(ns * 1000.0);
+    if (std::fmod(ps, 1000.0) == 0.0 && std::fabs(ps) < 9e18) return int64_t(ps / 1000.0);
+    return ps / 1000.0;
+}
+
+std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+std::string utc_now() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return b;
+}
+
+std::string hostname() {
+    char b[256] = {0};
+    if (gethostname(b, sizeof b - 1) != 0) return "";
+    return b;
+}
+
+ojson measured_json(const runner::Program& p, const runner::Options& o, const runner::Measurement& m) {
+    using runner::OpKind;
+    ojson j;
+    j["schema"] = "hetsim.measured";
+    j["version"] = 1;
+    j["scenario"] = p.scenario;
+    j["program"] = p.file;
+    j["source"] = p.source;
+
+    // The median instrumented run (the lower median for an even count): its op times are
+    // written, and its end to end is end_to_end_ns.
+    std::vector<size_t> order(m.timed.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m.timed[a].end_to_end_ns < m.timed[b].end_to_end_ns; });
+    size_t med = order[(order.size() - 1) / 2];
+    const runner::RunResult& r = m.timed[med];
+
+    ojson md;
+    md["gpu"] = m.gpu;
+    md["driver"] = version_string(m.driver_version);
+    if (!m.driver_release.empty()) md["driver_release"] = m.driver_release;
+    md["cuda_runtime"] = version_string(m.runtime_version);
+    md["date"] = utc_now();
+    md["host"] = hostname();
+    md["command"] = o.command_line;
+    md["runs"] = o.runs;
+    md["warmup"] = o.warmup;
+    md["warmup_runs_done"] = m.warmup_done;
+    md["timing"] = m.timing;
+    if (!m.timing_note.empty()) md["timing_note"] = m.timing_note;
+    md["timing_limits"] =
+        m.timing == "cupti"
+            ? "GPU start/end of kernels, copies and memsets from CUPTI activity records (external correlation id per op); "
+              "event record/wait markers get their call's return as GPU start and end; prefetches are timed with events"
+            : "GPU start/end from timing events recorded in the op's stream before and after it: a queued op's start is when "
+              "its stream reached it (a copy waiting for a copy engine or a kernel waiting for SM room starts late, so the "
+              "measured start is early); the end of a blocking call (sync copy/memset, pageable D2H) is capped at its return; "
+              "markers get the time of one event recorded after them";
+    md["clock"] = m.clock_note;
+    md["clock_uncertainty_ns"] = ns_json(m.clock_uncertainty_ns);
+    if (m.timing == "cupti") {
+        md["cupti_library"] = m.cupti_library;
+        md["cupti_version"] = m.cupti_version;
+        md["cupti_runtime_records"] = m.cupti_runtime_records;
+    }
+    md["sm_count"] = m.sm_count;
+    md["compute_capability"] = std::to_string(m.cc_major) + "." + std::to_string(m.cc_minor);
+    md["median_run"] = med;
+    md["peak_flops"] = o.peak_flops;
+    md["register_emulation"] = m.register_emulation;
+    if (p.tasks) md["tasks_host_to_gpu_dependency"] = m.wait_value ? "cuStreamWaitValue32 on a host-written flag" : "one-thread poll kernel on a host-written flag";
+    md["emulation"] = ojson::array({
+        "kernels with duration: every thread spins on %globaltimer for duration/waves from its block's start "
+        "(waves from the CUDA occupancy of the runner's kernel at the given block size and shared memory)",
+        "roofline kernels: grid-stride 16-byte streaming read of `bytes` from a device buffer (successive kernels read "
+        "different ranges, so none hits the L2 left by the previous), each block also spinning at least flops/peak_flops/waves",
+        "copies and memsets use per-thread scratch buffers (the program does not name their buffers), except managed copies "
+        "that name their buffer",
+        "kernel `uses`: blocks of the first wave read one byte per 4 KiB page of each managed buffer before their work; host "
+        "`uses`: the host reads one byte per page before its busy loop",
+        "end_to_end_sync_runs_ns and uninstrumented_end_to_end_ns include each thread's final cudaDeviceSynchronize"});
+
+    j["metadata"] = md;
+    j["end_to_end_ns"] = ns_json(r.end_to_end_ns);
+    ojson runs = ojson::array(), sync_runs = ojson::array(), un = ojson::array();
+    for (const auto& t : m.timed) {
+        runs.push_back(ns_json(t.end_to_end_ns));
+        sync_runs.push_back(ns_json(t.end_to_end_sync_ns));
+    }
+    for (double u : m.uninstrumented_ns) un.push_back(ns_json(u));
+    j["end_to_end_runs_ns"] = runs;
+    j["end_to_end_sync_runs_ns"] = sync_runs;
+    j["uninstrumented_end_to_end_ns"] = un;
+
+    ojson ops = ojson::array();
+    for (const runner::Op& op : p.ops) {
+        const runner::OpTimes& t = r.ops[op.index];
+        ojson e;
+        e["index"] = op.index;
+        e["name"] = op.name;
+        e["kind"] = runner::to_string(op.kind);
+        e["thread"] = op.thread;
+        if (op.stream >= 0) e["stream"] = op.stream;
+        if (!std::isnan(t.host_start) && !std::isnan(t.host_end)) {
+            e["host_start_ns"] = ns_json(t.host_start);
+            e["host_end_ns"] = ns_json(t.host_end);
+        }
+        if (!std::isnan(t.gpu_start) && !std::isnan(t.gpu_end)) {
+            e["gpu_start_ns"] = ns_json(t.gpu_start);
+            e["gpu_end_ns"] = ns_json(t.gpu_end);
+        }
+        if (!std::isnan(t.issue_start)) {
+            e["issue_start_ns"] = ns_json(t.issue_start);
+            e["issue_end_ns"] = ns_json(t.issue_end);
+        }
+        ops.push_back(std::move(e));
+    }
+    j["ops"] = std::move(ops);
+    ojson w = ojson::array();
+    for (const auto& s : m.warnings) w.push_back(s);
+    j["warnings"] = w;
+    return j;
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+    std::string tmp = path + ".tmp." + std::to_string(getpid());
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) {
+            std::fprintf(stderr, "hetsim-runner: cannot write %s: %s\n", tmp.c_str(), std::strerror(errno));
+            std::exit(1);
+        }
+        f << text;
+        f.flush();
+        if (!f) {
+            std::fprintf(stderr, "hetsim-runner: writing %s failed: %s\n", tmp.c_str(), std::strerror(errno));
+            std::remove(tmp.c_str());
+            std::exit(1);
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::fprintf(stderr, "hetsim-runner: cannot rename %s to %s: %s\n", tmp.c_str(), path.c_str(), std::strerror(errno));
+        std::remove(tmp.c_str());
+        std::exit(1);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options opt = parse_args(argc, argv);
+    runner::Program prog;
+    runner::Plan plan;
+    try {
+        prog = runner::load_program(opt.program_path);
+        plan = runner::make_plan(prog);
+    } catch (const runner::InputError& e) {
+        std::fprintf(stderr, "hetsim-runner: %s: %s\n", opt.program_path.c_str(), e.what());
+        return 2;
+    }
+    if (opt.check) {
+        runner::print_plan(prog, plan, stdout, opt.verbose, opt.peak_flops);
+        return 0;
+    }
+    runner::start_watchdog(opt.time_limit_s);
+    runner::Measurement m = runner::execute(prog, plan, opt);
+    std::string text = measured_json(prog, opt, m).dump(2) + "\n";
+    write_atomically(opt.out_path, text);
+    std::fprintf(stderr, "hetsim-runner: %s: %d timed runs (%s), median end to end %.3f us; wrote %s\n", prog.scenario.c_str(), opt.runs,
+                 m.timing.c_str(), [&] {
+                     std::vector<double> e;
+                     for (const auto& r : m.timed) e.push_back(r.end_to_end_ns);
+                     std::sort(e.begin(), e.end());
+                     return e[(e.size() - 1) / 2] / 1000.0;
+                 }(),
+                 opt.out_path.c_str());
+    for (const auto& w : m.warnings) std::fprintf(stderr, "hetsim-runner: warning: %s\n", w.c_str());
+    // Leave without static teardown: freeing gigabytes of pinned memory and unloading CUPTI at
+    // exit take time and add nothing; the output is written and closed.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(0);
+}
