@@ -1,0 +1,95 @@
+// The CLI end to end: graph, lower, determinism of every output, usage errors.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "cli_util.hpp"
+#include "frontend/scenario.hpp"
+#include "report/json_report.hpp"
+#include "report/program_json.hpp"
+#include "sim/engine.hpp"
+
+using namespace hetsim_test;
+namespace fs = std::filesystem;
+
+TEST_CASE("cli: graph prints the dependency edges as DOT") {
+    Cli r = cli("graph scenarios/examples/legacy_default_stream.yaml");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.rfind("digraph hetsim {", 0) == 0);
+    // ops: 0 slow (blocking), 1 free_kernel (non_blocking), 2 sneaky (legacy), 3 device_sync
+    CHECK(r.out.find("op0 -> op1 [color=black, label=\"program order\"]") != std::string::npos);
+    CHECK(r.out.find("op0 -> op2 [color=orange, style=dashed, label=\"legacy default stream\"]") != std::string::npos);
+    CHECK(r.out.find("op1 -> op2 [color=orange") == std::string::npos);  // non-blocking: exempt
+    CHECK(r.out.find("op2 -> op3 [color=red, style=dashed, label=\"host sync\"]") != std::string::npos);
+    CHECK(r.out.find("op1 -> op3 [color=red") != std::string::npos);
+}
+
+TEST_CASE("cli: lower writes a program that simulates to the same timeline") {
+    fs::path tmp = fs::temp_directory_path() / "hetsim-lower-test.json";
+    Cli r = cli("lower scenarios/seeds/double_buffer.yaml -o '" + tmp.string() + "'");
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(slurp(tmp));
+    CHECK(j["schema"] == "hetsim.program");
+    CHECK(j["version"] == 1);
+    hetsim::Program back = hetsim::report::program_from_json(j, tmp.string());
+    hetsim::Scenario sc = hetsim::load_scenario(HETSIM_SOURCE_DIR "/scenarios/seeds/double_buffer.yaml");
+    REQUIRE(back.ops.size() == sc.program.ops.size());
+    hetsim::Timeline a = hetsim::simulate(sc.program, sc.profile), b = hetsim::simulate(back, sc.profile);
+    CHECK(a.end_to_end == b.end_to_end);
+    for (size_t i = 0; i < a.ops.size(); ++i) {
+        CHECK(a.ops[i].gpu_end == b.ops[i].gpu_end);
+        CHECK(a.ops[i].host_end == b.ops[i].host_end);
+        CHECK(sc.program.op_name(static_cast<uint32_t>(i)) == back.op_name(static_cast<uint32_t>(i)));
+    }
+    j["version"] = 99;
+    CHECK_THROWS_WITH(hetsim::report::program_from_json(j, "p.json"),
+                      Catch::Contains("schema version 99; this hetsim reads version 1"));
+    fs::remove(tmp);
+}
+
+TEST_CASE("cli: every output is byte-identical across runs") {
+    fs::path dir = fs::temp_directory_path() / "hetsim-determinism";
+    fs::create_directories(dir);
+    std::string outs[2][3];
+    for (int k = 0; k < 2; ++k) {
+        std::string base = (dir / std::to_string(k)).string();
+        Cli r = cli("run scenarios/examples/chunked_pipeline.yaml --format json --trace '" + base + ".trace' --csv '" + base +
+                    ".csv'");
+        REQUIRE(r.exit_code == 0);
+        outs[k][0] = r.out;
+        outs[k][1] = slurp(base + ".trace");
+        outs[k][2] = slurp(base + ".csv");
+    }
+    for (int f = 0; f < 3; ++f) {
+        CHECK(!outs[0][f].empty());
+        CHECK(outs[0][f] == outs[1][f]);
+    }
+    auto trace = nlohmann::json::parse(outs[0][1]);
+    CHECK(trace["traceEvents"].size() > 100);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("cli: usage errors exit 2 with one line") {
+    Cli r = cli("run no/such/file.yaml");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "no/such/file.yaml: error: no such file\n");
+    r = cli("frobnicate");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("hetsim: error: unknown command 'frobnicate'\n", 0) == 0);
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --time-limit 1ms");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("simulated time passed the limit") != std::string::npos);
+    r = cli("--help");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("run FILE") != std::string::npos);
+}
+
+TEST_CASE("cli: a failed run leaves an existing output file untouched") {
+    fs::path f = fs::temp_directory_path() / "hetsim-keep.csv";
+    { std::ofstream(f) << "keep me\n"; }
+    Cli r = cli("run tests/bad/03_unknown_key.yaml --csv '" + f.string() + "'");
+    CHECK(r.exit_code == 2);
+    CHECK(slurp(f) == "keep me\n");
+    fs::remove(f);
+}
