@@ -96,9 +96,12 @@ private:
     [[noreturn]] void leftover(const char* where) {
         std::string rest = s_.substr(p_);
         std::string unit = leading_unit(rest);
-        if (!unit.empty() && p_ > 0 && std::isspace(static_cast<unsigned char>(s_[p_ - 1])))
-            throw ExprError(p_, "unit '" + unit + "' must follow its number without a space in '" + s_ + "' (write e.g. 16" +
-                                    unit + ")");
+        size_t q = p_;  // `2 ms`: the end of the number before the space
+        while (q > 0 && std::isspace(static_cast<unsigned char>(s_[q - 1]))) --q;
+        if (!unit.empty() && q < p_ && q > 0 && (std::isdigit(static_cast<unsigned char>(s_[q - 1])) || s_[q - 1] == '.')) {
+            throw ExprError(p_, "unit '" + unit + "' must follow its number without a space: write '" + s_.substr(0, q) +
+                                    s_.substr(p_) + "', not '" + s_ + "'");
+        }
         throw ExprError(p_, "unexpected '" + rest + "' " + where + " '" + s_ + "'");
     }
     // Bounds the recursion of ( ) ! and unary minus, so hostile input cannot overflow the stack.

@@ -96,15 +96,18 @@ void Lowerer::lower_op(const YAML::Node& n, int32_t thread) {
         if (!n["do"].IsSequence()) fail_at(n["do"], "repeat's 'do' must be a list of ops, got " + a_node_type(n["do"]));
         if (++depth_ > 16) fail_at(n, "repeat blocks nest deeper than 16");
         loop_vars_.push_back({var, 0});
-        for (int64_t i = 0; i < count; ++i) {
-            // Loops over empty or filtered bodies emit nothing; cap their iterations too (at twice
-            // --max-ops, so that ordinary loop nests meet the op cap first), so no input expands unbounded.
-            uint64_t cap = opts_.max_ops > UINT64_MAX / 2 ? UINT64_MAX : 2 * opts_.max_ops;
-            if (++iterations_ > cap)
+        // Loops over empty or filtered bodies emit nothing; cap their iterations too (at twice
+        // --max-ops, so that ordinary loop nests meet the op cap first), so no input expands unbounded.
+        const uint64_t cap = opts_.max_ops > UINT64_MAX / 2 ? UINT64_MAX : 2 * opts_.max_ops;
+        const YAML::Node body = n["do"];
+        const uint64_t step = body.size() == 0 && count > 0 ? static_cast<uint64_t>(count) : 1;  // an empty body: all at once
+        for (int64_t i = 0; i < count; i += static_cast<int64_t>(step)) {
+            iterations_ = iterations_ > UINT64_MAX - step ? UINT64_MAX : iterations_ + step;
+            if (iterations_ > cap)
                 fail_at(n["repeat"], "the scenario's loops run more than " + std::to_string(cap) +
                                          " iterations in all; lower the counts, or raise the cap with --max-ops if this is intended");
             loop_vars_.back().second = i;
-            lower_list(n["do"], thread);
+            lower_list(body, thread);
         }
         loop_vars_.pop_back();
         --depth_;
@@ -384,7 +387,7 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
                 if (it->second == t)
                     fail_at(r, "task '" + task_names[t] + "' lists itself in 'after'; a task cannot wait for itself");
                 if (std::find(pg.after.begin() + op.after_begin, pg.after.end(), it->second) != pg.after.end())
-                    fail_at(r, "task '" + dep + "' appears twice in 'after'");
+                    fail_at(r, "task '" + dep + "' appears twice in 'after'; list it once");
                 pg.after.push_back(it->second);
             }
         }
@@ -392,18 +395,16 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
     }
     std::vector<uint32_t> cycle = find_cycle(pg);
     if (!cycle.empty()) {
-        // In the tasks form op i is task i; in the cycle each task waits for the next.
-        std::string msg = "tasks wait for each other in a cycle:";
-        bool implicit = false;
+        // In the tasks form op i is task i; in the cycle each task waits for the one before it.
+        std::string msg = "tasks form a dependency cycle:";
+        bool implicit = false;  // some wait is thread or stream order, not an 'after' entry
         for (size_t k = 0; k < cycle.size(); ++k) {
             uint32_t x = cycle[k], y = cycle[(k + 1) % cycle.size()];
             msg += " " + task_names[x] + " ->";
-            const Op& o = pg.ops[x];
-            if (std::find(pg.after.begin() + o.after_begin, pg.after.begin() + o.after_begin + o.after_count, y) ==
-                pg.after.begin() + o.after_begin + o.after_count)
-                implicit = true;
+            auto first = pg.after.begin() + pg.ops[y].after_begin, last = first + pg.ops[y].after_count;
+            if (std::find(first, last, x) == last) implicit = true;
         }
-        msg += " " + task_names[cycle.front()] + " (each waits for the next); remove one of these 'after' entries";
+        msg += " " + task_names[cycle.front()] + " (each waits for the one before it); remove one of these 'after' entries";
         if (implicit) msg += " (tasks on one stream or host thread also run in file order)";
         throw InputError(pg.locs[pg.ops[cycle.front()].loc], msg);
     }

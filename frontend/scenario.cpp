@@ -279,6 +279,8 @@ void Lowerer::parse_events(const YAML::Node& n) {
         if (spec && !spec.IsNull()) {
             if (!spec.IsMap()) fail_at(spec, "event '" + name + "' options must be a mapping");
             check_keys(spec, file_, {"timing", "blocking_sync", "count"}, "event '" + name + "'");
+            for (const char* flag : {"timing", "blocking_sync"})
+                if (spec[flag]) need_bool(spec[flag], flag);
         }
         uint32_t count = spec && spec.IsMap() && spec["count"] ? static_cast<uint32_t>(need_int(spec["count"], "event count", 1, 1 << 20)) : 1;
         events_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.events.size()), count};
@@ -304,9 +306,8 @@ SourceLoc Lowerer::loc(const YAML::Node& n) const {
     size_t end = static_cast<size_t>(m.pos);  // scan the text before the mark, line by line, backwards
     int line = m.line;                          // 0-based line of `end`
     for (int guard = 0; guard < 1000; ++guard) {
-        size_t bol = source_.rfind('\n', end == 0 ? std::string::npos : end - 1);
+        size_t bol = end == 0 ? std::string::npos : source_.rfind('\n', end - 1);
         bol = bol == std::string::npos ? 0 : bol + 1;
-        if (bol > end) bol = end;
         std::string text = source_.substr(bol, end - bol);
         size_t hash = text.find(" #");
         if (hash != std::string::npos) text.resize(hash);

@@ -100,8 +100,9 @@ YAML::Node parse(const std::string& text, const std::string& file) {
 
 YAML::Node load_yaml_file(const std::string& path, std::string* text) {
     if (std::filesystem::is_directory(path)) throw InputError({path}, "is a directory, not a YAML file");
+    if (!std::filesystem::exists(path)) throw InputError({path}, "no such file");
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError({path}, "cannot open file");
+    if (!in) throw InputError({path}, "cannot open file (check its permissions)");
     std::stringstream ss;
     ss << in.rdbuf();
     std::string s = ss.str();
