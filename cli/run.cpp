@@ -45,7 +45,7 @@ int parse(const std::vector<std::string>& args, po::options_description& visible
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "hetsim: error: " << e.what() << "\n" << usage << "\n" << visible;
+        std::cerr << "hetsim: error: " << e.what() << " (" << usage << "; --help lists the options)\n";
         return 2;
     }
     if (vm.count("help")) {
@@ -53,7 +53,7 @@ int parse(const std::vector<std::string>& args, po::options_description& visible
         return 0;
     }
     if (c.file.empty()) {
-        std::cerr << "hetsim: error: no scenario file given\n" << usage << "\n" << visible;
+        std::cerr << "hetsim: error: no scenario file given (" << usage << ")\n";
         return 2;
     }
     return -1;

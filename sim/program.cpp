@@ -50,7 +50,11 @@ const char* to_string(StreamKind k) {
 std::string Program::op_name(uint32_t i) const {
     const Op& op = ops[i];
     std::string s = names[op.name];
-    for (uint32_t k = 0; k < op.iter_count; ++k) s += "[" + std::to_string(iter_indices[op.iter_begin + k]) + "]";
+    for (uint32_t k = 0; k < op.iter_count; ++k) {
+        s.push_back('[');
+        s.append(std::to_string(iter_indices[op.iter_begin + k]));
+        s.push_back(']');
+    }
     return s;
 }
 

@@ -93,3 +93,16 @@ TEST_CASE("cli: a failed run leaves an existing output file untouched") {
     CHECK(slurp(f) == "keep me\n");
     fs::remove(f);
 }
+
+TEST_CASE("cli: option errors are one line") {
+    Cli r = cli("run scenarios/examples/chunked_pipeline.yaml --max-ops abc");
+    CHECK(r.exit_code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("hetsim: error: ") == 0);
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --bogus");
+    CHECK(r.exit_code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    r = cli("run");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "hetsim: error: no scenario file given (usage: hetsim run FILE [options])\n");
+}
