@@ -43,6 +43,11 @@ public:
     double need_real(const YAML::Node& n, const char* what) const;
     bool need_bool(const YAML::Node& n, const char* what) const;
     std::string need_name(const YAML::Node& n, const char* what) const;
+    // A map's value for `key` (an undefined Node when absent). yaml-cpp's operator[] builds a
+    // stringstream per lookup; ops inside loops are looked up once per iteration, so each
+    // map's fields are read once and kept here.
+    YAML::Node field(const YAML::Node& map, const char* key) const;
+    YAML::Node field(const YAML::Node& map, const std::string& key) const { return field(map, key.c_str()); }
     [[noreturn]] void fail_at(const YAML::Node& n, const std::string& what) const { throw InputError(loc(n), what); }
     SourceLoc loc(const YAML::Node& n) const;  // loc_of, but an empty value is placed after its key
 
@@ -67,6 +72,7 @@ private:
 
     void lower_list(const YAML::Node& list, int32_t thread);
     void lower_op(const YAML::Node& op, int32_t thread);
+    void lower_checked_op(const YAML::Node& op, int32_t thread, const std::string& kind);
     uint32_t emit(Op op, const YAML::Node& where, const std::string& label);
     void fill_op(Op& op, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
                  bool task);
@@ -103,6 +109,17 @@ private:
     std::vector<int32_t> per_thread_;  // per host thread: its per-thread default stream or -1
     bool default_per_thread_ = false;
     int depth_ = 0;
+    struct MapFields {
+        std::vector<std::pair<std::string, YAML::Node>> fields;
+        std::string kind;      // op kind, once found
+        bool checked = false;  // keys validated
+    };
+    // Keyed by the map's position in the file: each op map is read and validated once.
+    mutable std::unordered_map<size_t, MapFields> maps_;
+    MapFields& fields_of(const YAML::Node& map) const;
+    // Values that do not depend on a loop variable, by the position of their scalar.
+    mutable std::unordered_map<size_t, Value> constants_;
+    mutable bool loop_var_used_ = false;
     uint64_t iterations_ = 0;  // loop iterations so far, capped by max_ops like the ops
 };
 

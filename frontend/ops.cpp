@@ -79,32 +79,45 @@ static std::string find_kind(const Lowerer& L, const YAML::Node& n) {
 }
 
 void Lowerer::lower_op(const YAML::Node& n, int32_t thread) {
-    std::string kind = find_kind(*this, n);
-    check_keys(n, file_, keys_for(kind, false), kind + " op");
+    // Loop bodies are lowered once per iteration: find the kind and check the keys once.
+    MapFields* mf = n.IsMap() && n.Mark().pos >= 0 ? &fields_of(n) : nullptr;
+    if (!mf || !mf->checked) {
+        std::string k = find_kind(*this, n);
+        check_keys(n, file_, keys_for(k, false), k + " op");
+        if (mf) {
+            mf->kind = k;
+            mf->checked = true;
+        }
+        if (!mf) return lower_checked_op(n, thread, k);
+    }
+    lower_checked_op(n, thread, mf->kind);
+}
+
+void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::string& kind) {
     if (kind == "repeat") {
-        int64_t count = need_int(n["repeat"], "repeat count", 0, static_cast<int64_t>(std::min<uint64_t>(opts_.max_ops, INT64_MAX)),
+        int64_t count = need_int(field(n, "repeat"), "repeat count", 0, static_cast<int64_t>(std::min<uint64_t>(opts_.max_ops, INT64_MAX)),
                                  "; " + std::to_string(opts_.max_ops) +
                                      " is the cap on ops (--max-ops): lower the count, or raise the cap with --max-ops if this is intended");
-        std::string var = n["var"] ? need_name(n["var"], "loop variable") : "i";
+        std::string var = field(n, "var") ? need_name(field(n, "var"), "loop variable") : "i";
         if (!(std::isalpha(static_cast<unsigned char>(var[0])) || var[0] == '_') ||
             !std::all_of(var.begin(), var.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
-            fail_at(n["var"], "loop variable must be a plain name such as i or chunk, got '" + var + "'");
+            fail_at(field(n, "var"), "loop variable must be a plain name such as i or chunk, got '" + var + "'");
         for (const auto& lv : loop_vars_)
-            if (lv.first == var) fail_at(n["var"] ? n["var"] : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
-        if (params_.count(var)) fail_at(n["var"] ? n["var"] : n, "loop variable '" + var + "' shadows a param of the same name");
-        if (!n["do"]) fail_at(n, "repeat needs a 'do' list of ops");
-        if (!n["do"].IsSequence()) fail_at(n["do"], "repeat's 'do' must be a list of ops, got " + a_node_type(n["do"]));
+            if (lv.first == var) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
+        if (params_.count(var)) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' shadows a param of the same name");
+        if (!field(n, "do")) fail_at(n, "repeat needs a 'do' list of ops");
+        if (!field(n, "do").IsSequence()) fail_at(field(n, "do"), "repeat's 'do' must be a list of ops, got " + a_node_type(field(n, "do")));
         if (++depth_ > 16) fail_at(n, "repeat blocks nest deeper than 16");
         loop_vars_.push_back({var, 0});
         // Loops over empty or filtered bodies emit nothing; cap their iterations too (at twice
         // --max-ops, so that ordinary loop nests meet the op cap first), so no input expands unbounded.
         const uint64_t cap = opts_.max_ops > UINT64_MAX / 2 ? UINT64_MAX : 2 * opts_.max_ops;
-        const YAML::Node body = n["do"];
+        const YAML::Node body = field(n, "do");
         const uint64_t step = body.size() == 0 && count > 0 ? static_cast<uint64_t>(count) : 1;  // an empty body: all at once
         for (int64_t i = 0; i < count; i += static_cast<int64_t>(step)) {
             iterations_ = iterations_ > UINT64_MAX - step ? UINT64_MAX : iterations_ + step;
             if (iterations_ > cap)
-                fail_at(n["repeat"], "the scenario's loops run more than " + std::to_string(cap) +
+                fail_at(field(n, "repeat"), "the scenario's loops run more than " + std::to_string(cap) +
                                          " iterations in all; lower the counts, or raise the cap with --max-ops if this is intended");
             loop_vars_.back().second = i;
             lower_list(body, thread);
@@ -114,16 +127,16 @@ void Lowerer::lower_op(const YAML::Node& n, int32_t thread) {
         return;
     }
     if (kind == "if") {
-        if (!n["then"] && !n["else"]) fail_at(n, "'if' needs a 'then' list of ops (and optionally 'else')");
+        if (!field(n, "then") && !field(n, "else")) fail_at(n, "'if' needs a 'then' list of ops (and optionally 'else')");
         for (const char* branch : {"then", "else"})
-            if (n[branch] && !n[branch].IsSequence())
-                fail_at(n[branch], std::string("'") + branch + "' must be a list of ops, got " + a_node_type(n[branch]));
-        Value c = eval(n["if"], "condition");
+            if (field(n, branch) && !field(n, branch).IsSequence())
+                fail_at(field(n, branch), std::string("'") + branch + "' must be a list of ops, got " + a_node_type(field(n, branch)));
+        Value c = eval(field(n, "if"), "condition");
         if (c.dim != Dim::None)
-            fail_at(n["if"], "condition must be a comparison such as 'i > 0', got " + shown(n["if"]) + " (a " + to_string(c.dim) + ")");
+            fail_at(field(n, "if"), "condition must be a comparison such as 'i > 0', got " + shown(field(n, "if")) + " (a " + to_string(c.dim) + ")");
         bool yes = c.integral ? c.i != 0 : c.d != 0;
-        if (yes && n["then"]) lower_list(n["then"], thread);
-        if (!yes && n["else"]) lower_list(n["else"], thread);
+        if (yes && field(n, "then")) lower_list(field(n, "then"), thread);
+        if (!yes && field(n, "else")) lower_list(field(n, "else"), thread);
         return;
     }
     Op op;
@@ -149,11 +162,11 @@ uint32_t Lowerer::emit(Op op, const YAML::Node& where, const std::string& label)
 
 void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
                       bool task) {
-    const YAML::Node head = n[kind];
+    const YAML::Node head = field(n, kind);
     auto default_stream = [&]() -> int32_t {
         return default_per_thread_ && thread >= 0 ? per_thread_stream(thread) : 0;
     };
-    auto stream_or_default = [&]() { return n["stream"] ? stream_ref(n["stream"], thread) : default_stream(); };
+    auto stream_or_default = [&]() { return field(n, "stream") ? stream_ref(field(n, "stream"), thread) : default_stream(); };
     auto label_from_head = [&]() {
         if (head && (head.IsMap() || head.IsSequence()))
             fail_at(head, "the value of '" + kind + "' is the op's label, a name such as 'load'; got " + a_node_type(head));
@@ -163,8 +176,8 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
     if (kind == "host") {
         op.kind = OpKind::HostWork;
         label_from_head();
-        if (!n["duration"]) fail_at(n, "host op '" + label + "' needs a 'duration' such as 2ms");
-        op.duration = need_time(n["duration"], "duration");
+        if (!field(n, "duration")) fail_at(n, "host op '" + label + "' needs a 'duration' such as 2ms");
+        op.duration = need_time(field(n, "duration"), "duration");
     } else if (kind == "kernel") {
         op.kind = OpKind::Kernel;
         label_from_head();
@@ -199,17 +212,17 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
         const Buffer& b = sc_.program.buffers[op.buffer];
         if (b.kind != MemKind::Managed) fail_at(head, "prefetch needs a managed buffer; '" + b.name + "' is " + to_string(b.kind));
         op.stream = stream_or_default();
-        op.bytes = n["bytes"] ? need_bytes(n["bytes"], "bytes") : b.bytes;
+        op.bytes = field(n, "bytes") ? need_bytes(field(n, "bytes"), "bytes") : b.bytes;
         if (op.bytes > b.bytes)
-            fail_at(n["bytes"], "prefetch of " + std::to_string(op.bytes) + " bytes overruns buffer '" + b.name + "' of " +
+            fail_at(field(n, "bytes"), "prefetch of " + std::to_string(op.bytes) + " bytes overruns buffer '" + b.name + "' of " +
                                     std::to_string(b.bytes) + " bytes; 'bytes' may be at most the buffer's size");
-        std::string to = n["to"] ? need_name(n["to"], "to") : "device";
-        if (to != "device" && to != "host") fail_at(n["to"], "prefetch 'to' must be 'device' or 'host', got '" + to + "'");
+        std::string to = field(n, "to") ? need_name(field(n, "to"), "to") : "device";
+        if (to != "device" && to != "host") fail_at(field(n, "to"), "prefetch 'to' must be 'device' or 'host', got '" + to + "'");
         op.to_device = to == "device";
         label = "prefetch:" + b.name;
     }
-    if (YAML::Node nm = n["name"]) label = need_name(nm, "name");
-    if (YAML::Node u = n["uses"]) {
+    if (YAML::Node nm = field(n, "name")) label = need_name(nm, "name");
+    if (YAML::Node u = field(n, "uses")) {
         if (!u.IsSequence()) fail_at(u, "'uses' must be a list of managed buffers");
         op.uses_begin = static_cast<uint32_t>(sc_.program.uses.size());
         for (const auto& b : u) {
@@ -232,16 +245,16 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
     if (memset) {
         op.dir = CopyDir::D2D;
         op.host_mem = MemKind::Device;
-        if (n["dst"]) {
-            int32_t d = buffer_ref(n["dst"]);
-            if (host_side(bufs[d].kind)) fail_at(n["dst"], "memset writes device or managed memory; '" + bufs[d].name + "' is " + to_string(bufs[d].kind));
+        if (field(n, "dst")) {
+            int32_t d = buffer_ref(field(n, "dst"));
+            if (host_side(bufs[d].kind)) fail_at(field(n, "dst"), "memset writes device or managed memory; '" + bufs[d].name + "' is " + to_string(bufs[d].kind));
             limit = bufs[d].bytes;
             limit_buf = &bufs[d];
         }
-    } else if (n["src"] || n["dst"]) {
-        if (!n["src"] || !n["dst"]) fail_at(n, "a copy needs both 'src' and 'dst' buffers (or 'direction' and 'bytes')");
-        if (n["direction"] || n["memory"]) fail_at(n["direction"] ? n["direction"] : n["memory"], "with 'src' and 'dst' the direction and memory kind come from the buffers; drop 'direction'/'memory'");
-        int32_t s = buffer_ref(n["src"]), d = buffer_ref(n["dst"]);
+    } else if (field(n, "src") || field(n, "dst")) {
+        if (!field(n, "src") || !field(n, "dst")) fail_at(n, "a copy needs both 'src' and 'dst' buffers (or 'direction' and 'bytes')");
+        if (field(n, "direction") || field(n, "memory")) fail_at(field(n, "direction") ? field(n, "direction") : field(n, "memory"), "with 'src' and 'dst' the direction and memory kind come from the buffers; drop 'direction'/'memory'");
+        int32_t s = buffer_ref(field(n, "src")), d = buffer_ref(field(n, "dst"));
         const Buffer &sb = bufs[s], &db = bufs[d];
         bool sh = host_side(sb.kind), dh = host_side(db.kind);
         if (sh && dh) fail_at(n, "host-to-host copies ('" + sb.name + "' -> '" + db.name + "') are not CUDA copies; model them as host work");
@@ -262,40 +275,40 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
         limit = std::min(sb.bytes, db.bytes);
         limit_buf = sb.bytes < db.bytes ? &sb : &db;
     } else {
-        if (!n["direction"]) fail_at(n, "a copy needs 'src' and 'dst' buffers, or 'direction' (h2d, d2h, d2d) and 'bytes'");
-        std::string dir = need_name(n["direction"], "direction");
+        if (!field(n, "direction")) fail_at(n, "a copy needs 'src' and 'dst' buffers, or 'direction' (h2d, d2h, d2d) and 'bytes'");
+        std::string dir = need_name(field(n, "direction"), "direction");
         if (dir == "h2d") op.dir = CopyDir::H2D;
         else if (dir == "d2h") op.dir = CopyDir::D2H;
         else if (dir == "d2d") op.dir = CopyDir::D2D;
-        else fail_at(n["direction"], "direction must be h2d, d2h or d2d, got '" + dir + "'");
-        std::string mem = n["memory"] ? need_name(n["memory"], "memory") : "pinned";
+        else fail_at(field(n, "direction"), "direction must be h2d, d2h or d2d, got '" + dir + "'");
+        std::string mem = field(n, "memory") ? need_name(field(n, "memory"), "memory") : "pinned";
         if (mem == "pinned") op.host_mem = MemKind::Pinned;
         else if (mem == "pageable") op.host_mem = MemKind::Pageable;
         else if (mem == "managed") op.host_mem = MemKind::Managed;
-        else fail_at(n["memory"], "memory must be pinned, pageable or managed, got '" + mem + "'");
+        else fail_at(field(n, "memory"), "memory must be pinned, pageable or managed, got '" + mem + "'");
         if (op.dir == CopyDir::D2D) op.host_mem = MemKind::Device;
     }
-    if (n["bytes"]) op.bytes = need_bytes(n["bytes"], "bytes");
+    if (field(n, "bytes")) op.bytes = need_bytes(field(n, "bytes"), "bytes");
     else if (limit != UINT64_MAX) op.bytes = limit;
     else fail_at(n, std::string(memset ? "memset" : "copy") + " needs 'bytes' (a size such as 64MiB)");
     if (limit_buf && op.bytes > limit)
-        fail_at(n["bytes"], std::string(memset ? "memset" : "copy") + " of " + std::to_string(op.bytes) + " bytes overruns buffer '" +
+        fail_at(field(n, "bytes"), std::string(memset ? "memset" : "copy") + " of " + std::to_string(op.bytes) + " bytes overruns buffer '" +
                                 limit_buf->name + "' of " + std::to_string(limit_buf->bytes) + " bytes; 'bytes' may be at most " +
                                 std::to_string(limit) + " here");
 }
 
 void Lowerer::fill_kernel(Op& op, const YAML::Node& n) {
     const HwProfile& p = sc_.profile;
-    bool has_dur = bool(n["duration"]), has_roof = n["flops"] || n["bytes"];
-    if (has_dur && has_roof) fail_at(n["duration"], "a kernel takes either 'duration' or 'flops'/'bytes' (roofline), not both");
+    bool has_dur = bool(field(n, "duration")), has_roof = field(n, "flops") || field(n, "bytes");
+    if (has_dur && has_roof) fail_at(field(n, "duration"), "a kernel takes either 'duration' or 'flops'/'bytes' (roofline), not both");
     if (!has_dur && !has_roof) fail_at(n, "kernel needs a 'duration', or 'flops' and/or 'bytes' for a roofline estimate");
-    if (has_dur) op.duration = need_time(n["duration"], "duration");
-    if (n["flops"]) op.flops = need_real(n["flops"], "flops");
-    if (n["bytes"]) op.bytes = need_bytes(n["bytes"], "bytes");
-    op.shape.grid = n["grid"] ? static_cast<uint32_t>(need_int(n["grid"], "grid", 1, INT32_MAX)) : static_cast<uint32_t>(p.sm_count);
-    op.shape.block = n["block"] ? static_cast<uint32_t>(need_int(n["block"], "block", 1, 1024)) : 256;
-    op.shape.regs_per_thread = n["registers"] ? static_cast<uint32_t>(need_int(n["registers"], "registers", 1, 255)) : 32;
-    op.shape.smem_per_block = n["shared_memory"] ? static_cast<uint32_t>(std::min<uint64_t>(need_bytes(n["shared_memory"], "shared_memory"), UINT32_MAX)) : 0;
+    if (has_dur) op.duration = need_time(field(n, "duration"), "duration");
+    if (field(n, "flops")) op.flops = need_real(field(n, "flops"), "flops");
+    if (field(n, "bytes")) op.bytes = need_bytes(field(n, "bytes"), "bytes");
+    op.shape.grid = field(n, "grid") ? static_cast<uint32_t>(need_int(field(n, "grid"), "grid", 1, INT32_MAX)) : static_cast<uint32_t>(p.sm_count);
+    op.shape.block = field(n, "block") ? static_cast<uint32_t>(need_int(field(n, "block"), "block", 1, 1024)) : 256;
+    op.shape.regs_per_thread = field(n, "registers") ? static_cast<uint32_t>(need_int(field(n, "registers"), "registers", 1, 255)) : 32;
+    op.shape.smem_per_block = field(n, "shared_memory") ? static_cast<uint32_t>(std::min<uint64_t>(need_bytes(field(n, "shared_memory"), "shared_memory"), UINT32_MAX)) : 0;
     check_kernel_fits(op, n);
 }
 
@@ -309,7 +322,7 @@ void Lowerer::check_kernel_fits(const Op& op, const YAML::Node& n) const {
     if (k.block > p.sm_threads)
         fail_at(at("block"), "kernel cannot fit on an SM: " + why + "; use a block of at most " + std::to_string(p.sm_threads) + " threads");
     if (static_cast<uint64_t>(k.block) * k.regs_per_thread > p.sm_registers)
-        fail_at(at(n["registers"] ? "registers" : "block"),
+        fail_at(at(field(n, "registers") ? "registers" : "block"),
                 "kernel cannot fit on an SM: " + why + "; with " + std::to_string(k.block) + " threads a block may use at most " +
                     std::to_string(p.sm_registers / k.block) + " registers per thread (lower 'registers' or 'block')");
     if (k.smem_per_block > p.sm_shared_memory)
@@ -335,12 +348,12 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
         std::string kind = find_kind(*this, n);
         if (kind == "repeat" || kind == "if" || kind == "event_sync" || kind == "stream_sync" || kind == "device_sync" ||
             kind == "event_record" || kind == "stream_wait_event")
-            fail_at(n[kind], "'" + kind + "' is not a task; in the tasks form, dependencies are 'after' lists");
+            fail_at(field(n, kind), "'" + kind + "' is not a task; in the tasks form, dependencies are 'after' lists");
         check_keys(n, file_, keys_for(kind, true), "task '" + name + "'");
         Op op;
         int32_t thread = kNone;
         if (kind == "host") {
-            std::string tname = n["thread"] ? need_name(n["thread"], "thread") : "main";
+            std::string tname = field(n, "thread") ? need_name(field(n, "thread"), "thread") : "main";
             auto t = threads_.find(tname);
             if (t == threads_.end()) {
                 t = threads_.emplace(tname, static_cast<int32_t>(pg.threads.size())).first;
@@ -352,12 +365,12 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
         op.thread = thread;
         std::string label;
         fill_op(op, kind, n, thread, label, true);
-        if (!n["name"]) label = name;
+        if (!field(n, "name")) label = name;
         uint32_t idx = emit(op, n, label);
         index[name] = idx;
         if (thread >= 0) pg.threads[thread].ops.push_back(idx);
         else pg.gpu_tasks.push_back(idx);
-        after_nodes.push_back(n["after"]);
+        after_nodes.push_back(field(n, "after"));
         key_nodes.push_back(it->first);
         task_names.push_back(name);
     }

@@ -404,7 +404,10 @@ Value Lowerer::eval_at(const SourceLoc& at, int text_col, const std::string& raw
     std::string text = substitute_at(at, raw);
     NameLookup lookup = [&](const std::string& name) -> std::optional<Value> {
         for (auto it = loop_vars_.rbegin(); it != loop_vars_.rend(); ++it)
-            if (it->first == name) return Value::integer(it->second);
+            if (it->first == name) {
+                loop_var_used_ = true;
+                return Value::integer(it->second);
+            }
         auto p = params_.find(name);
         if (p != params_.end()) return param_value(at, name, p->second);
         return std::nullopt;
@@ -430,7 +433,30 @@ Value Lowerer::eval_at(const SourceLoc& at, int text_col, const std::string& raw
 
 Value Lowerer::eval(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a single value, got " + a_node_type(n));
-    return eval_text(n, n.Scalar());
+    size_t key = static_cast<size_t>(n.Mark().pos);
+    if (auto it = constants_.find(key); it != constants_.end()) return it->second;
+    bool outer = loop_var_used_;
+    loop_var_used_ = false;
+    Value v = eval_text(n, n.Scalar());
+    if (!loop_var_used_ && n.Mark().pos >= 0) constants_.emplace(key, v);
+    loop_var_used_ = outer || loop_var_used_;
+    return v;
+}
+
+Lowerer::MapFields& Lowerer::fields_of(const YAML::Node& map) const {
+    size_t key = static_cast<size_t>(map.Mark().pos);
+    auto [it, inserted] = maps_.try_emplace(key);
+    if (inserted)
+        for (auto f = map.begin(); f != map.end(); ++f)
+            if (f->first.IsScalar()) it->second.fields.emplace_back(f->first.Scalar(), f->second);
+    return it->second;
+}
+
+YAML::Node Lowerer::field(const YAML::Node& map, const char* key) const {
+    if (!map.IsMap() || map.Mark().pos < 0) return map[key];
+    for (const auto& [k, v] : fields_of(map).fields)
+        if (k == key) return v;
+    return YAML::Node(YAML::NodeType::Undefined);
 }
 
 std::string Lowerer::shown(const YAML::Node& n) const {
