@@ -1,0 +1,182 @@
+// hetsim-microbench: shared declarations (error checking, timers, context, kernels, statistics).
+// See README.md beside this file for what each benchmark measures and the JSON layout.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+using json = nlohmann::ordered_json;
+
+constexpr size_t KiB = 1024;
+constexpr size_t MiB = 1024 * KiB;
+constexpr size_t GiB = 1024 * MiB;
+
+// ---- error checking -------------------------------------------------------------------------
+// Every CUDA call goes through CK: on failure it prints the error name, the call text and
+// file:line, writes what was measured so far to <output>.partial, and exits with status 1.
+[[noreturn]] void mb_fail(const char* err_name, const char* err_str, const char* call, const char* file,
+                          int line);
+[[noreturn]] void mb_die(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+#define CK(call)                                                                                 \
+    do {                                                                                         \
+        cudaError_t ck_e_ = (call);                                                              \
+        if (ck_e_ != cudaSuccess)                                                                \
+            mb_fail(cudaGetErrorName(ck_e_), cudaGetErrorString(ck_e_), #call, __FILE__, __LINE__); \
+    } while (0)
+
+// ---- host clock -------------------------------------------------------------------------------
+inline int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+inline double ns_to_us(int64_t ns) { return double(ns) * 1e-3; }
+void spin_host_us(double us);  // busy-wait on steady_clock
+// Round to 1 ns when the value is in us (keeps the JSON short).
+inline double r3(double us) { return double(int64_t(us * 1000.0 + (us >= 0 ? 0.5 : -0.5))) / 1000.0; }
+json r3v(const std::vector<double>& v);
+
+// ---- statistics (for the in-binary preview; the real fit is done offline) ---------------------
+double median(std::vector<double> v);
+double percentile(std::vector<double> v, double p);  // p in [0,100]
+double vmin(const std::vector<double>& v);
+struct LineFit {
+    double slope = 0, intercept = 0, r2 = 0;
+    size_t n = 0;
+};
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
+// Least squares y = X b for a small number of columns (normal equations).
+std::vector<double> lstsq(const std::vector<std::vector<double>>& X, const std::vector<double>& y);
+
+// ---- preview table ----------------------------------------------------------------------------
+// Quick in-binary estimates of profile parameters, printed at the end and stored per benchmark.
+void preview(json& bench, const std::string& param, double value, const char* unit, const std::string& how);
+
+// ---- kernels (kernels.cu) ---------------------------------------------------------------------
+// All wrappers launch through cudaLaunchKernel and return its status.
+cudaError_t k_empty(cudaStream_t s);
+// One block of 32 threads spinning on %globaltimer for ns (a stream blocker).
+cudaError_t k_spin(cudaStream_t s, uint64_t ns);
+// grid x block threads; each block spins spin_ns from its own start, then extra_cycles of clock64;
+// block b writes its start/end %globaltimer to stamps[2b], stamps[2b+1] (stamps may be null);
+// if host_end (a mapped pinned device pointer) is not null, block 0 also writes its end there.
+cudaError_t k_spin_stamp(cudaStream_t s, int grid, int block, uint64_t spin_ns, uint32_t extra_cycles,
+                         unsigned long long* stamps, unsigned long long* host_end);
+// One thread writes %globaltimer (first instruction) to *dst (device or mapped host pointer).
+cudaError_t k_stamp_start(cudaStream_t s, unsigned long long* dst);
+// One block of 32 threads spinning for a number of SM clock cycles (clock64).
+cudaError_t k_spin_cycles(cudaStream_t s, unsigned long long cycles);
+// Streaming read of bytes (multiple of 64) with 16-byte loads; block start/end stamps optional.
+cudaError_t k_read(cudaStream_t s, int grid, int block, const void* p, size_t bytes, unsigned long long* stamps,
+                   void* sink);
+// Streaming write of bytes (multiple of 16).
+cudaError_t k_write(cudaStream_t s, int grid, int block, void* p, size_t bytes, unsigned int value);
+// Clock alignment: for i = 1..n wait until *flag == i, stamp %globaltimer into out[i], then out[0] = i.
+cudaError_t k_pingpong(cudaStream_t s, unsigned int* flag, unsigned long long* out, int n);
+// One thread reads %globaltimer n times into out[0..n).
+cudaError_t k_timer_reads(cudaStream_t s, unsigned long long* out, int n);
+// Resident blocks per SM of the kernels used with 1024-thread blocks (cudaOccupancy...).
+json kernel_occupancy();
+// Launch every kernel above except k_empty once (lazy module loading out of the way).
+void warm_kernels(cudaStream_t s);
+
+// ---- context ----------------------------------------------------------------------------------
+struct Options {
+    std::string out;
+    bool quick = false;
+    std::vector<std::string> only;
+    int device = 0;
+    std::string command;
+};
+
+// A clock alignment between %globaltimer (GPU, ns) and steady_clock (host, ns):
+// offset = gpu - host lies in [lo, hi] (bounds from ping-pong exchanges through mapped memory).
+struct ClockSync {
+    double lo = 0, hi = 0;
+    int64_t host_ns = 0;  // host time of the alignment (middle of the exchanges)
+    double min_rtt_ns = 0;
+    int n = 0;
+    double mid() const { return 0.5 * (lo + hi); }
+};
+
+struct Ctx {
+    Options opt;
+    cudaDeviceProp prop{};
+    int sm_count = 0;
+    double timer_tick_ns = 1000;  // %globaltimer update step, measured at start
+    int64_t t0_ns = 0;            // program start
+
+    cudaStream_t s[4]{};  // non-blocking streams
+    // Lazily grown shared buffers (contents undefined).
+    void* dev(size_t bytes);     // device memory (cudaMalloc)
+    void* pinned(size_t bytes);  // pinned host memory (cudaHostAlloc, portable)
+    // Small mapped pinned area (host pointer; device pointer via mapped_dev()).
+    unsigned char* mapped = nullptr;
+    unsigned char* mapped_d = nullptr;
+    template <class T>
+    T* mapped_dev(size_t off) { return reinterpret_cast<T*>(mapped_d + off); }
+    template <class T>
+    volatile T* mapped_host(size_t off) { return reinterpret_cast<volatile T*>(mapped + off); }
+    static constexpr size_t kMappedBytes = 64 * KiB;
+
+    void* dev_p = nullptr;
+    size_t dev_n = 0;
+    void* pin_p = nullptr;
+    size_t pin_n = 0;
+
+    json clock_syncs = json::array();
+    void release();
+    double elapsed_s() const { return double(now_ns() - t0_ns) * 1e-9; }
+};
+
+void progress(const Ctx& c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Event helpers.
+double event_us(cudaEvent_t a, cudaEvent_t b);  // elapsed a -> b in us
+struct EventPool {
+    std::vector<cudaEvent_t> ev;
+    EventPool(size_t n, unsigned flags = cudaEventDefault);
+    ~EventPool();
+    cudaEvent_t operator[](size_t i) const { return ev[i]; }
+};
+
+// Clock alignment (launch.cu). Stored in ctx.clock_syncs with its label.
+ClockSync clock_sync(Ctx& c, const std::string& label, int n = 48);
+// Host steady_clock time (ns) of a %globaltimer value, interpolating between alignments.
+double gpu_to_host_ns(const std::vector<ClockSync>& syncs, double g);
+
+// Device memory that may be used now, keeping a 2 GiB margin.
+size_t usable_device_bytes();
+
+// ---- benchmarks -------------------------------------------------------------------------------
+struct Bench {
+    const char* name;
+    std::vector<const char*> fits;  // profile parameters the benchmark's samples are fitted to
+    const char* checks;             // model rule it checks (or "")
+    const char* what;
+    void (*run)(Ctx&, json&);
+};
+const std::vector<Bench>& benches();
+
+void bench_device(Ctx&, json&);
+void bench_copy_sweep(Ctx&, json&);
+void bench_pageable_sweep(Ctx&, json&);
+void bench_d2d_memset(Ctx&, json&);
+void bench_duplex(Ctx&, json&);
+void bench_same_direction(Ctx&, json&);
+void bench_launch(Ctx&, json&);
+void bench_gaps(Ctx&, json&);
+void bench_coresidency(Ctx&, json&);
+void bench_hbm(Ctx&, json&);
+void bench_um(Ctx&, json&);
+
+// Size lists.
+std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi
+std::string size_str(size_t b);

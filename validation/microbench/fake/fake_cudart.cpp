@@ -1,0 +1,204 @@
+// Host-only stand-in for the CUDA runtime and the microbenchmark kernels, to smoke-test the
+// program's control flow and JSON output on a machine without a GPU (see fake/run.sh).
+// Every operation runs at issue time on the host; numbers it produces mean nothing.
+#include "../common.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+namespace {
+std::vector<std::thread> g_threads;
+std::mutex g_mu;
+void join_all() {
+    std::lock_guard<std::mutex> l(g_mu);
+    for (auto& t : g_threads) t.join();
+    g_threads.clear();
+}
+struct FakeEvent {
+    int64_t t = 0;
+    bool recorded = false;
+};
+void busy(int64_t ns) {
+    const int64_t end = now_ns() + ns;
+    while (now_ns() < end) {
+    }
+}
+void copy_bytes(void* d, const void* s, size_t n) {
+    if (n <= 1 * MiB) memcpy(d, s, n);
+}
+}  // namespace
+
+extern "C" {
+cudaError_t cudaGetLastError() { return cudaSuccess; }
+const char* cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorFake"; }
+const char* cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "fake error"; }
+cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+cudaError_t cudaFree(void* p) {
+    join_all();
+    free(p);
+    return cudaSuccess;
+}
+cudaError_t cudaMalloc(void** p, size_t n) {
+    *p = malloc(n);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned) { return cudaMalloc(p, n); }
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned) { return cudaMalloc(p, n); }
+cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
+cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned) {
+    *d = h;
+    return cudaSuccess;
+}
+cudaError_t cudaMemset(void* p, int v, size_t n) {
+    memset(p, v, std::min(n, size_t(64 * KiB)));
+    return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
+cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) {
+    copy_bytes(d, s, n);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind, cudaStream_t) {
+    copy_bytes(d, s, n);
+    busy(int64_t(n / 50000) + 1000);  // ~50 GB/s + 1 us
+    return cudaSuccess;
+}
+cudaError_t cudaMemPrefetchAsync(const void*, size_t n, cudaMemLocation, unsigned, cudaStream_t) {
+    busy(int64_t(n / 50000));
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceSynchronize() {
+    join_all();
+    return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaDeviceSynchronize(); }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
+    *s = reinterpret_cast<cudaStream_t>(new int(0));
+    return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    delete reinterpret_cast<int*>(s);
+    return cudaSuccess;
+}
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t e, unsigned) {
+    return e ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
+    *e = reinterpret_cast<cudaEvent_t>(new FakeEvent);
+    return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    delete reinterpret_cast<FakeEvent*>(e);
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+    auto* f = reinterpret_cast<FakeEvent*>(e);
+    f->t = now_ns();
+    f->recorded = true;
+    return cudaSuccess;
+}
+cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaDeviceSynchronize(); }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+    auto *fa = reinterpret_cast<FakeEvent*>(a), *fb = reinterpret_cast<FakeEvent*>(b);
+    if (!fa->recorded || !fb->recorded) return cudaErrorInvalidResourceHandle;
+    *ms = float(double(fb->t - fa->t) * 1e-6);
+    return cudaSuccess;
+}
+cudaError_t cudaMemGetInfo(size_t* f, size_t* t) {
+    *t = 143 * GiB;
+    *f = 140 * GiB;
+    return cudaSuccess;
+}
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
+    memset(p, 0, sizeof *p);
+    strcpy(p->name, "FAKE (host-only stand-in)");
+    p->multiProcessorCount = 132;
+    p->totalGlobalMem = 143 * GiB;
+    p->l2CacheSize = 60 * 1024 * 1024;
+    p->sharedMemPerBlock = 48 * 1024;
+    p->regsPerBlock = 65536;
+    return cudaSuccess;
+}
+cudaError_t cudaDriverGetVersion(int* v) {
+    *v = 13000;
+    return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* v) {
+    *v = 13000;
+    return cudaSuccess;
+}
+cudaError_t cudaGetDeviceFlags(unsigned* f) {
+    *f = 0;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
+    switch (a) {
+        case cudaDevAttrMultiProcessorCount: *v = 132; break;
+        case cudaDevAttrMaxThreadsPerMultiProcessor: *v = 2048; break;
+        case cudaDevAttrMaxBlocksPerMultiprocessor: *v = 32; break;
+        case cudaDevAttrMaxRegistersPerMultiprocessor: *v = 65536; break;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *v = 233472; break;
+        default: *v = 1;
+    }
+    return cudaSuccess;
+}
+}  // extern "C"
+
+// ---- kernels ---------------------------------------------------------------------------------
+cudaError_t k_empty(cudaStream_t) { return cudaSuccess; }
+cudaError_t k_spin(cudaStream_t, uint64_t ns) {
+    busy(int64_t(std::min<uint64_t>(ns, 2000000)));
+    return cudaSuccess;
+}
+cudaError_t k_spin_stamp(cudaStream_t, int grid, int, uint64_t spin_ns, uint32_t extra, unsigned long long* st,
+                         unsigned long long* host_end) {
+    const int64_t t0 = now_ns();
+    busy(int64_t(spin_ns + extra / 2));
+    const int64_t t1 = now_ns();
+    for (int b = 0; st && b < grid; ++b) st[2 * b] = t0, st[2 * b + 1] = t1;
+    if (host_end) *(volatile unsigned long long*)host_end = t1;
+    return cudaSuccess;
+}
+cudaError_t k_stamp_start(cudaStream_t, unsigned long long* dst) {
+    *(volatile unsigned long long*)dst = now_ns();
+    return cudaSuccess;
+}
+cudaError_t k_spin_cycles(cudaStream_t, unsigned long long cycles) {
+    busy(int64_t(cycles / 2));
+    return cudaSuccess;
+}
+cudaError_t k_read(cudaStream_t, int grid, int, const void*, size_t bytes, unsigned long long* st, void*) {
+    const int64_t t0 = now_ns();
+    busy(int64_t(bytes / 4000000));
+    for (int b = 0; st && b < grid; ++b) st[2 * b] = t0, st[2 * b + 1] = now_ns();
+    return cudaSuccess;
+}
+cudaError_t k_write(cudaStream_t, int, int, void*, size_t bytes, unsigned) {
+    busy(int64_t(bytes / 4000000));
+    return cudaSuccess;
+}
+cudaError_t k_pingpong(cudaStream_t, unsigned int* flag, unsigned long long* out, int n) {
+    std::lock_guard<std::mutex> l(g_mu);
+    g_threads.emplace_back([=] {
+        volatile unsigned int* f = flag;
+        volatile unsigned long long* o = out;
+        for (int i = 1; i <= n; ++i) {
+            while (*f != (unsigned)i) {
+            }
+            o[i] = now_ns() + 123456789;  // a fake offset
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            o[0] = (unsigned long long)i;
+        }
+    });
+    return cudaSuccess;
+}
+cudaError_t k_timer_reads(cudaStream_t, unsigned long long* out, int n) {
+    for (int i = 0; i < n; ++i) out[i] = (unsigned long long)(now_ns() / 32 * 32);
+    return cudaSuccess;
+}
+void warm_kernels(cudaStream_t) {}
+json kernel_occupancy() { return {{"fake", true}}; }

@@ -1,0 +1,509 @@
+// hetsim-microbench: measures the parameters of hw/profiles/h200.yaml on a real GPU.
+//   hetsim-microbench -o results.json [--quick] [--only name,name] [--device N]
+//   hetsim-microbench --list
+// Writes one JSON file (schema "hetsim.microbench", version 1; README.md has the layout) through a
+// temporary name and a rename. Progress goes to stderr; a table of preview estimates to stdout.
+#include "common.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace {
+
+json* g_root = nullptr;
+std::string g_out;
+bool g_failing = false;
+
+struct PreviewRow {
+    std::string bench, param, unit, how;
+    double value;
+};
+std::vector<PreviewRow> g_preview;
+std::string g_current_bench;
+
+const char* kSchema = "hetsim.microbench";
+constexpr int kVersion = 1;
+
+void dump_pretty(std::string& o, const json& j, int ind) {
+    auto pad = [&](int n) { o.append(size_t(n) * 2, ' '); };
+    if (j.is_object()) {
+        if (j.empty()) {
+            o += "{}";
+            return;
+        }
+        o += "{\n";
+        size_t i = 0;
+        for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+            pad(ind + 1);
+            o += json(it.key()).dump();
+            o += ": ";
+            dump_pretty(o, it.value(), ind + 1);
+            o += i + 1 < j.size() ? ",\n" : "\n";
+        }
+        pad(ind);
+        o += "}";
+    } else if (j.is_array()) {
+        bool flat = std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_primitive(); });
+        if (flat || j.empty()) {
+            o += j.dump();
+            return;
+        }
+        o += "[\n";
+        for (size_t i = 0; i < j.size(); ++i) {
+            pad(ind + 1);
+            dump_pretty(o, j[i], ind + 1);
+            o += i + 1 < j.size() ? ",\n" : "\n";
+        }
+        pad(ind);
+        o += "]";
+    } else {
+        o += j.dump();
+    }
+}
+
+// Write through a temporary name, then rename. Returns false (with a message) on failure.
+bool write_json(const std::string& path, const json& root) {
+    std::string text;
+    dump_pretty(text, root, 0);
+    text += "\n";
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    FILE* f = fopen(tmp.c_str(), "wb");
+    if (!f) {
+        fprintf(stderr, "cannot write %s: %s\n", tmp.c_str(), strerror(errno));
+        return false;
+    }
+    bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+        fprintf(stderr, "cannot write %s: %s\n", path.c_str(), strerror(errno));
+        remove(tmp.c_str());
+        return false;
+    }
+    return true;
+}
+
+[[noreturn]] void fail_with(const std::string& msg) {
+    fprintf(stderr, "hetsim-microbench: %s\n", msg.c_str());
+    if (g_root && !g_failing && !g_out.empty()) {
+        g_failing = true;
+        (*g_root)["error"] = msg;
+        (*g_root)["complete"] = false;
+        const std::string partial = g_out + ".partial";
+        if (write_json(partial, *g_root)) fprintf(stderr, "hetsim-microbench: partial results in %s\n", partial.c_str());
+    }
+    exit(1);
+}
+
+std::string iso_utc_now() {
+    time_t t = time(nullptr);
+    struct tm tm {};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::string read_first_line(const char* path) {
+    std::ifstream f(path);
+    std::string line;
+    if (f) std::getline(f, line);
+    return line;
+}
+
+std::string version_str(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> v;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, sep))
+        if (!item.empty()) v.push_back(item);
+    return v;
+}
+
+void usage(FILE* f) {
+    fprintf(f,
+            "usage: hetsim-microbench -o results.json [--quick] [--only name,name] [--device N]\n"
+            "       hetsim-microbench --list\n"
+            "Runs CUDA microbenchmarks for the hetsim H200 profile and writes raw samples as JSON.\n"
+            "  -o PATH      output file (written to PATH.tmp.<pid>, then renamed)\n"
+            "  --quick      fewer sizes and repetitions (under 90 s)\n"
+            "  --only LIST  comma-separated benchmark names (see --list)\n"
+            "  --device N   CUDA device ordinal (default 0)\n"
+            "  --list       print the benchmarks and the parameters they inform; no CUDA\n");
+}
+
+void list_benches() {
+    for (const auto& b : benches()) {
+        printf("%s\n  fits:   ", b.name);
+        if (b.fits.empty()) printf("(none)");
+        for (size_t i = 0; i < b.fits.size(); ++i) printf("%s%s", i ? ", " : "", b.fits[i]);
+        printf("\n");
+        if (b.checks && *b.checks) printf("  checks: %s\n", b.checks);
+        printf("  what:   %s\n", b.what);
+    }
+}
+
+json device_attrs(int dev) {
+    struct A {
+        const char* name;
+        cudaDeviceAttr a;
+    };
+    const A attrs[] = {
+        {"compute_capability_major", cudaDevAttrComputeCapabilityMajor},
+        {"compute_capability_minor", cudaDevAttrComputeCapabilityMinor},
+        {"multiprocessor_count", cudaDevAttrMultiProcessorCount},
+        {"max_threads_per_multiprocessor", cudaDevAttrMaxThreadsPerMultiProcessor},
+        {"max_blocks_per_multiprocessor", cudaDevAttrMaxBlocksPerMultiprocessor},
+        {"max_registers_per_multiprocessor", cudaDevAttrMaxRegistersPerMultiprocessor},
+        {"max_shared_memory_per_multiprocessor", cudaDevAttrMaxSharedMemoryPerMultiprocessor},
+        {"max_shared_memory_per_block_optin", cudaDevAttrMaxSharedMemoryPerBlockOptin},
+        {"reserved_shared_memory_per_block", cudaDevAttrReservedSharedMemoryPerBlock},
+        {"l2_cache_size", cudaDevAttrL2CacheSize},
+        {"clock_rate_khz", cudaDevAttrClockRate},
+        {"memory_clock_rate_khz", cudaDevAttrMemoryClockRate},
+        {"global_memory_bus_width", cudaDevAttrGlobalMemoryBusWidth},
+        {"async_engine_count", cudaDevAttrAsyncEngineCount},
+        {"concurrent_kernels", cudaDevAttrConcurrentKernels},
+        {"concurrent_managed_access", cudaDevAttrConcurrentManagedAccess},
+        {"pageable_memory_access", cudaDevAttrPageableMemoryAccess},
+        {"direct_managed_mem_access_from_host", cudaDevAttrDirectManagedMemAccessFromHost},
+        {"can_map_host_memory", cudaDevAttrCanMapHostMemory},
+        {"unified_addressing", cudaDevAttrUnifiedAddressing},
+        {"pci_bus_id", cudaDevAttrPciBusId},
+        {"pci_device_id", cudaDevAttrPciDeviceId},
+    };
+    json j;
+    for (const auto& a : attrs) {
+        int v = 0;
+        CK(cudaDeviceGetAttribute(&v, a.a, dev));
+        j[a.name] = v;
+    }
+    return j;
+}
+
+// %globaltimer update step: one thread reads it back to back.
+json measure_timer(Ctx& c) {
+    const int n = 4096;
+    unsigned long long* d = nullptr;
+    CK(cudaMalloc(&d, n * sizeof(unsigned long long)));
+    std::vector<unsigned long long> h(n);
+    CK(k_timer_reads(c.s[0], d, n));
+    CK(cudaStreamSynchronize(c.s[0]));
+    CK(k_timer_reads(c.s[0], d, n));  // second run: warm
+    CK(cudaMemcpyAsync(h.data(), d, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost, c.s[0]));
+    CK(cudaStreamSynchronize(c.s[0]));
+    CK(cudaFree(d));
+    std::map<unsigned long long, int> hist;
+    std::vector<double> steps;
+    for (int i = 1; i < n; ++i) {
+        unsigned long long dlt = h[i] - h[i - 1];
+        if (dlt) {
+            hist[dlt]++;
+            steps.push_back(double(dlt));
+        }
+    }
+    json j;
+    j["reads"] = n;
+    j["span_ns"] = (long long)(h[n - 1] - h[0]);
+    j["nonzero_steps"] = steps.size();
+    j["min_step_ns"] = steps.empty() ? 0.0 : vmin(steps);
+    j["median_step_ns"] = steps.empty() ? 0.0 : median(steps);
+    json hj = json::object();
+    for (auto& [k, v] : hist) hj[std::to_string(k)] = v;
+    j["step_histogram_ns"] = hj;
+    c.timer_tick_ns = steps.empty() ? 1000.0 : median(steps);
+    j["tick_used_ns"] = c.timer_tick_ns;
+    return j;
+}
+
+}  // namespace
+
+[[noreturn]] void mb_fail(const char* err_name, const char* err_str, const char* call, const char* file, int line) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "CUDA error %s (%s) in %s at %s:%d%s%s", err_name, err_str, call, file, line,
+             g_current_bench.empty() ? "" : " during ", g_current_bench.c_str());
+    fail_with(buf);
+}
+
+[[noreturn]] void mb_die(const char* fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fail_with(buf);
+}
+
+void preview(json& bench, const std::string& param, double value, const char* unit, const std::string& how) {
+    bench["preview"][param] = {{"value", std::isfinite(value) ? json(value) : json(nullptr)},
+                               {"unit", unit},
+                               {"how", how}};
+    g_preview.push_back({g_current_bench, param, unit, how, value});
+}
+
+const std::vector<Bench>& benches() {
+    static const std::vector<Bench> v = {
+        {"device",
+         {"sm.count", "sm.max_threads", "sm.max_blocks", "sm.registers", "sm.shared_memory", "device.memory"},
+         "",
+         "device attributes and memory (no timing)",
+         bench_device},
+        {"copy_sweep",
+         {"copy.h2d.fixed", "copy.h2d.bandwidth", "copy.d2h.fixed", "copy.d2h.bandwidth", "host.memcpy_call_cost"},
+         "",
+         "pinned H2D/D2H cudaMemcpyAsync 4 KiB..1 GiB: GPU time of batches of back-to-back copies (events), "
+         "host time of every call",
+         bench_copy_sweep},
+        {"pageable_sweep",
+         {"host.pageable_h2d_bandwidth", "host.pageable_d2h_bandwidth", "host.staging_chunk"},
+         "pageable H2D returns once staged, blocks when the staging pool is full; pageable D2H blocks",
+         "pageable (malloc, touched) H2D/D2H cudaMemcpyAsync + stream sync 64 KiB..256 MiB: call and total "
+         "host time, idle stream, stream busy behind a kernel, cache-warm source",
+         bench_pageable_sweep},
+        {"d2d_memset",
+         {"copy.d2d.fixed", "copy.d2d.bandwidth", "copy.memset.fixed", "copy.memset.bandwidth",
+          "host.memset_call_cost"},
+         "",
+         "device-to-device cudaMemcpyAsync and cudaMemsetAsync 4 KiB..1 GiB: GPU time of batches, host call time",
+         bench_d2d_memset},
+        {"duplex",
+         {},
+         "H2D and D2H run side by side (no duplex penalty in the model)",
+         "256 MiB H2D and 256 MiB D2H in two streams at once, and each alone",
+         bench_duplex},
+        {"same_direction",
+         {},
+         "one FIFO per direction: same-direction copies from different streams run one at a time",
+         "2, 4, 8 streams each with one 64 MiB H2D at once (and 4 x D2H, and a small copy behind a big one): "
+         "per-copy end times and order",
+         bench_same_direction},
+        {"launch",
+         {"host.launch_cost", "kernel.min_duration", "gpu.launch_latency", "host.sync_wakeup", "host.sync_call_cost",
+          "host.event_record_cost", "host.stream_wait_event_cost"},
+         "",
+         "host cost of empty launches, GPU period of queued empty kernels, launch->start latency and sync "
+         "wake-up through a %globaltimer/steady_clock alignment, small-call costs",
+         bench_launch},
+        {"gaps",
+         {"gpu.stream_gap", "gpu.event_gap", "kernel.min_duration"},
+         "",
+         "GPU gap between dependent kernels in one stream and across two streams through events "
+         "(%globaltimer stamps; and chain-vs-fused timing with events)",
+         bench_gaps},
+        {"coresidency",
+         {},
+         "block residency and scheduling: kernels that each need <= half the device overlap, full ones "
+         "serialise; at most 128 kernels at once",
+         "two spin kernels in two streams with g = 66..264 blocks of 1024 threads; 128 and 129 one-block kernels",
+         bench_coresidency},
+        {"hbm",
+         {"hbm.bandwidth", "hbm.sharing"},
+         "",
+         "read-only streaming kernel over 1 and 4 GiB; two half-device streaming kernels at once vs alone",
+         bench_hbm},
+        {"um",
+         {"um.fault_bandwidth", "um.prefetch_h2d_bandwidth", "um.prefetch_d2h_bandwidth", "um.cpu_fault_bandwidth",
+          "host.prefetch_call_cost"},
+         "",
+         "managed memory 256 MiB and 1 GiB: GPU first touch, GPU-fault migration, prefetch to device and host, "
+         "CPU-fault migration back, prefetch call time",
+         bench_um},
+    };
+    return v;
+}
+
+void bench_device(Ctx& c, json& out) {
+    int dev = c.opt.device;
+    json a = device_attrs(dev);
+    out["attributes"] = a;
+    size_t free_b = 0, total_b = 0;
+    CK(cudaMemGetInfo(&free_b, &total_b));
+    out["total_global_mem"] = c.prop.totalGlobalMem;
+    out["mem_get_info"] = {{"free", free_b}, {"total", total_b}};
+    out["shared_mem_per_block"] = c.prop.sharedMemPerBlock;
+    out["regs_per_block"] = c.prop.regsPerBlock;
+    preview(out, "sm.count", a["multiprocessor_count"].get<int>(), "", "cudaDevAttrMultiProcessorCount");
+    preview(out, "sm.max_threads", a["max_threads_per_multiprocessor"].get<int>(), "",
+            "cudaDevAttrMaxThreadsPerMultiProcessor");
+    preview(out, "sm.max_blocks", a["max_blocks_per_multiprocessor"].get<int>(), "",
+            "cudaDevAttrMaxBlocksPerMultiprocessor");
+    preview(out, "sm.registers", a["max_registers_per_multiprocessor"].get<int>(), "",
+            "cudaDevAttrMaxRegistersPerMultiprocessor");
+    preview(out, "sm.shared_memory", a["max_shared_memory_per_multiprocessor"].get<int>() / 1024.0, "KiB",
+            "cudaDevAttrMaxSharedMemoryPerMultiprocessor");
+    preview(out, "device.memory", double(total_b) / double(MiB), "MiB", "cudaMemGetInfo total");
+}
+
+int main(int argc, char** argv) {
+    Options opt;
+    bool list = false;
+    for (int i = 0; i < argc; ++i) opt.command += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto need = [&](const char* what) -> std::string {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "%s needs %s\n", a.c_str(), what);
+                usage(stderr);
+                exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "-o" || a == "--output")
+            opt.out = need("a path");
+        else if (a == "--quick")
+            opt.quick = true;
+        else if (a == "--only")
+            opt.only = split(need("a list of names"), ',');
+        else if (a == "--device")
+            opt.device = std::atoi(need("a number").c_str());
+        else if (a == "--list")
+            list = true;
+        else if (a == "-h" || a == "--help") {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "unknown argument %s\n", a.c_str());
+            usage(stderr);
+            return 2;
+        }
+    }
+    for (const auto& n : opt.only) {
+        bool known = std::any_of(benches().begin(), benches().end(), [&](const Bench& b) { return n == b.name; });
+        if (!known) {
+            fprintf(stderr, "unknown benchmark '%s'; --list shows the names\n", n.c_str());
+            return 2;
+        }
+    }
+    if (list) {
+        list_benches();
+        return 0;
+    }
+    if (opt.out.empty()) {
+        usage(stderr);
+        return 2;
+    }
+
+    Ctx c;
+    c.opt = opt;
+    c.t0_ns = now_ns();
+    json root;
+    root["schema"] = kSchema;
+    root["version"] = kVersion;
+    root["complete"] = false;
+    g_root = &root;
+    g_out = opt.out;
+    json& md = root["metadata"];
+    md["date"] = iso_utc_now();
+    {
+        char host[256] = {0};
+        gethostname(host, sizeof host - 1);
+        md["host"] = host;
+    }
+    md["command"] = opt.command;
+
+    progress(c, "hetsim-microbench%s: initialising device %d", opt.quick ? " --quick" : "", opt.device);
+    const int64_t ti = now_ns();
+    CK(cudaSetDevice(opt.device));
+    CK(cudaFree(nullptr));  // create the context
+    const double init_ms = double(now_ns() - ti) * 1e-6;
+    CK(cudaGetDeviceProperties(&c.prop, opt.device));
+    c.sm_count = c.prop.multiProcessorCount;
+    int drv = 0, rt = 0;
+    CK(cudaDriverGetVersion(&drv));
+    CK(cudaRuntimeGetVersion(&rt));
+    unsigned flags = 0;
+    CK(cudaGetDeviceFlags(&flags));
+    md["gpu"] = c.prop.name;
+    std::string drv_line = read_first_line("/proc/driver/nvidia/version");
+    md["driver"] = drv_line.empty() ? "CUDA driver API " + version_str(drv) : drv_line;
+    md["driver_cuda_version"] = version_str(drv);
+    md["cuda_runtime"] = version_str(rt);
+    md["device_ordinal"] = opt.device;
+    md["pci_bus_id"] = c.prop.pciBusID;
+    md["sm_count"] = c.sm_count;
+    md["device_flags"] = flags;
+    md["context_init_ms"] = r3(init_ms);
+    md["quick"] = opt.quick;
+    {
+        struct utsname u {};
+        if (uname(&u) == 0) md["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+        md["host_cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
+        json env;
+        for (const char* e : {"CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_MODULE_LOADING", "CUDA_VISIBLE_DEVICES",
+                              "CUDA_LAUNCH_BLOCKING"}) {
+            const char* v = getenv(e);
+            env[e] = v ? json(v) : json(nullptr);
+        }
+        md["env"] = env;
+    }
+    md["units"] = "times in microseconds (suffix _us) or nanoseconds (suffix _ns); sizes in bytes";
+
+    for (auto& s : c.s) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    {
+        void* p = nullptr;
+        CK(cudaHostAlloc(&p, Ctx::kMappedBytes, cudaHostAllocMapped));
+        memset(p, 0, Ctx::kMappedBytes);
+        c.mapped = (unsigned char*)p;
+        void* d = nullptr;
+        CK(cudaHostGetDevicePointer(&d, p, 0));
+        c.mapped_d = (unsigned char*)d;
+    }
+    warm_kernels(c.s[0]);
+    md["globaltimer"] = measure_timer(c);
+    md["kernel_occupancy"] = kernel_occupancy();
+    progress(c, "%s, driver %s, runtime %s; %%globaltimer step %.0f ns", c.prop.name,
+             md["driver_cuda_version"].get<std::string>().c_str(), md["cuda_runtime"].get<std::string>().c_str(),
+             c.timer_tick_ns);
+
+    const double budget_s = opt.quick ? 85.0 : 225.0;
+    root["benchmarks"] = json::object();
+    json skipped = json::array();
+    for (const auto& b : benches()) {
+        if (!opt.only.empty() && std::find(opt.only.begin(), opt.only.end(), b.name) == opt.only.end()) continue;
+        if (c.elapsed_s() > budget_s) {
+            progress(c, "%s: skipped, time budget of %.0f s spent", b.name, budget_s);
+            skipped.push_back(b.name);
+            continue;
+        }
+        g_current_bench = b.name;
+        json& out = root["benchmarks"][b.name];
+        out["fits"] = json::array();
+        for (const char* f : b.fits) out["fits"].push_back(f);
+        if (*b.checks) out["checks"] = b.checks;
+        out["what"] = b.what;
+        progress(c, "%s: start", b.name);
+        const int64_t tb = now_ns();
+        b.run(c, out);
+        CK(cudaDeviceSynchronize());
+        CK(cudaGetLastError());
+        out["elapsed_s"] = r3(double(now_ns() - tb) * 1e-9);
+        progress(c, "%s: done in %.1f s", b.name, double(now_ns() - tb) * 1e-9);
+        g_current_bench.clear();
+    }
+    if (!skipped.empty()) root["skipped"] = skipped;
+    root["clock_syncs"] = c.clock_syncs;
+    c.release();
+    for (auto& s : c.s) CK(cudaStreamDestroy(s));
+    CK(cudaFreeHost(c.mapped));
+    root["run_time_s"] = r3(c.elapsed_s());
+    root["complete"] = skipped.empty();
+    if (!write_json(opt.out, root)) return 1;
+    progress(c, "wrote %s", opt.out.c_str());
+
+    printf("%-16s %-30s %14s  %s\n", "benchmark", "parameter", "preview", "how");
+    for (const auto& r : g_preview)
+        printf("%-16s %-30s %10.4g %-4s  %s\n", r.bench.c_str(), r.param.c_str(), r.value, r.unit.c_str(),
+               r.how.c_str());
+    return 0;
+}
