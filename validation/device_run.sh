@@ -36,12 +36,17 @@ if [ "$micro" = 1 ]; then
   echo "== microbench" >> "$log"
   timeout 300 "$bench" -o "$work/microbench.json" >> "$log" 2>&1; echo "microbench exit $?" >> "$log"
 fi
+t0=$(date +%s)
+budget="${DEVICE_RUN_BUDGET_S:-480}"   # stop starting programs after this many seconds
+pack() { cp "$log" "$out/device.log"; tar czf "$out/results.tar.gz.tmp" -C "$work" . && mv "$out/results.tar.gz.tmp" "$out/results.tar.gz"; }
+pack
 for p in "$progs"/*.json; do
   name=$(basename "$p" .json)
+  if [ $(( $(date +%s) - t0 )) -gt "$budget" ]; then echo "== $name skipped: over the time budget" >> "$log"; continue; fi
   echo "== $name" >> "$log"
   start=$(date +%s.%N)
   timeout 120 "$runner" "$p" -o "$work/measured/$name.json" --runs "$runs" --warmup 2 --time-limit-s 100 >> "$log" 2>&1
   echo "$name exit $? in $(echo "$(date +%s.%N) - $start" | bc) s" >> "$log"
+  pack
 done
-cp "$log" "$out/device.log"
-tar czf "$out/results.tar.gz" -C "$work" .
+pack
