@@ -44,9 +44,9 @@ for p in "$progs"/*.json; do
   name=$(basename "$p" .json)
   if [ $(( $(date +%s) - t0 )) -gt "$budget" ]; then echo "== $name skipped: over the time budget" >> "$log"; continue; fi
   echo "== $name" >> "$log"
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   timeout 120 "$runner" "$p" -o "$work/measured/$name.json" --runs "$runs" --warmup 2 --time-limit-s 100 >> "$log" 2>&1
-  echo "$name exit $? in $(echo "$(date +%s.%N) - $start" | bc) s" >> "$log"
+  echo "$name exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms" >> "$log"
   pack
 done
 pack
