@@ -9,7 +9,11 @@ namespace hetsim::cli {
 int run_main(const std::vector<std::string>& args);    // hetsim run FILE [options]
 int graph_main(const std::vector<std::string>& args);  // hetsim graph FILE
 int lower_main(const std::vector<std::string>& args);  // hetsim lower FILE -o program.json
+int validate_main(const std::vector<std::string>& args);  // hetsim validate MEASUREMENT_DIR...
 int params_main(const std::vector<std::string>& args); // hetsim params
 int calc_main(const std::vector<std::string>& args);   // hetsim calc stage|overlap|offload|evidence
+int sweep_main(const std::vector<std::string>& args); int sweep_merge_main(const std::vector<std::string>& args);  // hetsim sweep FILE --vary ..., hetsim sweep-merge SHARDS...
+int compare_main(const std::vector<std::string>& args); // hetsim compare SCENARIO MEASURED.json
+int calibrate_main(const std::vector<std::string>& args); // hetsim calibrate MICROBENCH.json ... -o OUT.yaml
 
 }  // namespace hetsim::cli

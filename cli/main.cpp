@@ -17,7 +17,10 @@ const char* kUsage =
     "  run FILE        simulate a scenario: summary, --format json, --trace, --csv\n"
     "  graph FILE      print the scenario's dependency graph as Graphviz DOT\n"
     "  lower FILE      write the lowered program (JSON) that the GPU runner executes\n"
+    "  compare FILE M  simulate FILE and compare with M, a measured timeline (hetsim-runner)\n"
+    "  validate DIR... prediction error against committed GPU measurements\n"
     "  calc NAME       the seed calculators: stage, overlap, offload, evidence\n"
+    "  sweep FILE      run FILE over --vary values in parallel: CSV, plots, shards (sweep-merge joins them)\n"
     "  params          list the hardware-profile parameters\n"
     "  test            (launcher script) build and run the test suite\n"
     "\n"
@@ -42,7 +45,11 @@ int main(int argc, char** argv) {
         if (cmd == "graph") return hetsim::cli::graph_main(rest);
         if (cmd == "calc") return hetsim::cli::calc_main(rest);
         if (cmd == "lower") return hetsim::cli::lower_main(rest);
+        if (cmd == "validate") return hetsim::cli::validate_main(rest);
         if (cmd == "params") return hetsim::cli::params_main(rest);
+        if (cmd == "sweep" || cmd == "sweep-merge") return cmd == "sweep" ? hetsim::cli::sweep_main(rest) : hetsim::cli::sweep_merge_main(rest);
+        if (cmd == "compare") return hetsim::cli::compare_main(rest);
+        if (cmd == "calibrate") return hetsim::cli::calibrate_main(rest);
         std::cerr << "hetsim: error: unknown command '" << cmd << "'\n" << kUsage;
         return 2;
     } catch (const hetsim::InputError& e) {

@@ -83,6 +83,10 @@ const std::vector<ParamDecl>& param_decls() {
         flops.real = &P::peak_flops;
         flops.positive = true;
         v.push_back(flops);
+        ParamDecl contention{"host.launch_contention", Dim::None, false,
+                             "API calls from several host threads: cost x (1 + this x other threads inside a call)"};
+        contention.real = &P::launch_contention;
+        v.push_back(contention);
         ParamDecl share{"hbm.sharing", Dim::None, false, "memory-bound kernels share HBM bandwidth (true/false)"};
         share.flag = &P::hbm_sharing;
         v.push_back(share);

@@ -60,13 +60,22 @@ private:
 
 bool valid(int32_t i, size_t n) { return i >= 0 && static_cast<size_t>(i) < n; }
 
-Track host_track(const Program& p, const Op& op) {
-    return {kHostPid, valid(op.thread, p.threads.size()) ? op.thread + 1 : 0};
+// The two processes of one timeline: host threads on `host`, streams and engines on `gpu`.
+struct Procs {
+    int host = kHostPid, gpu = kGpuPid;
+    std::string host_name = "Host", gpu_name = "GPU";
+    int sort_base = 0;  // process_sort_index of the host process; the GPU process is next
+};
+
+Track host_track(const Program& p, const Op& op, const Procs& pr) {
+    return {pr.host, valid(op.thread, p.threads.size()) ? op.thread + 1 : 0};
 }
-Track stream_track(const Program& p, const Op& op) {
-    return {kGpuPid, valid(op.stream, p.streams.size()) ? op.stream + 1 : 0};
+Track stream_track(const Program& p, const Op& op, const Procs& pr) {
+    return {pr.gpu, valid(op.stream, p.streams.size()) ? op.stream + 1 : 0};
 }
-Track engine_track(Engine e, int row) { return {kGpuPid, kEngineTidBase + 100 * static_cast<int>(e) + row}; }
+Track engine_track(Engine e, int row, const Procs& pr) {
+    return {pr.gpu, kEngineTidBase + 100 * static_cast<int>(e) + row};
+}
 
 // Row of each op's GPU phase on its engine track: first row free at its start, ops taken in
 // order of start time (ties: op index). -1 for ops without engine work.
@@ -113,36 +122,71 @@ std::string op_args(const Program& p, uint32_t i, const Cause& c, const std::str
 std::string name_arg(const std::string& n) { return "\"name\":" + quote(n); }
 std::string sort_arg(int i) { return "\"sort_index\":" + std::to_string(i); }
 
-void write_tracks(Writer& w, const Program& p, const Timeline& t, const std::map<int, int>& engines) {
-    w.meta("process_name", kHostPid, 0, name_arg("Host"));
-    w.meta("process_sort_index", kHostPid, 0, sort_arg(0));
-    w.meta("process_name", kGpuPid, 0, name_arg("GPU"));
-    w.meta("process_sort_index", kGpuPid, 0, sort_arg(1));
+void write_tracks(Writer& w, const Program& p, const Timeline& t, const std::map<int, int>& engines, const Procs& pr) {
+    w.meta("process_name", pr.host, 0, name_arg(pr.host_name));
+    w.meta("process_sort_index", pr.host, 0, sort_arg(pr.sort_base));
+    w.meta("process_name", pr.gpu, 0, name_arg(pr.gpu_name));
+    w.meta("process_sort_index", pr.gpu, 0, sort_arg(pr.sort_base + 1));
     std::set<int> host_tids, stream_tids;
     for (size_t i = 0; i < p.threads.size(); ++i) host_tids.insert(static_cast<int>(i) + 1);
     for (uint32_t i = 0; i < p.ops.size() && i < t.ops.size(); ++i) {
         const OpRecord& r = t.ops[i];
-        if (r.has_host()) host_tids.insert(host_track(p, p.ops[i]).tid);
-        if (r.has_gpu()) stream_tids.insert(stream_track(p, p.ops[i]).tid);
+        if (r.has_host()) host_tids.insert(host_track(p, p.ops[i], pr).tid);
+        if (r.has_gpu()) stream_tids.insert(stream_track(p, p.ops[i], pr).tid);
     }
     int sort = 0;
     for (int tid : host_tids) {
         std::string n = tid == 0 ? "host" : p.threads[static_cast<size_t>(tid - 1)].name;
-        w.meta("thread_name", kHostPid, tid, name_arg(n));
-        w.meta("thread_sort_index", kHostPid, tid, sort_arg(sort++));
+        w.meta("thread_name", pr.host, tid, name_arg(n));
+        w.meta("thread_sort_index", pr.host, tid, sort_arg(sort++));
     }
     for (int tid : stream_tids) {
         std::string n = tid == 0 ? "stream ?" : "stream " + p.streams[static_cast<size_t>(tid - 1)].name;
-        w.meta("thread_name", kGpuPid, tid, name_arg(n));
-        w.meta("thread_sort_index", kGpuPid, tid, sort_arg(sort++));
+        w.meta("thread_name", pr.gpu, tid, name_arg(n));
+        w.meta("thread_sort_index", pr.gpu, tid, sort_arg(sort++));
     }
     for (auto [e, rows] : engines) {
         for (int k = 0; k < rows; ++k) {
-            Track tr = engine_track(static_cast<Engine>(e), k);
+            Track tr = engine_track(static_cast<Engine>(e), k, pr);
             std::string n = to_string(static_cast<Engine>(e));
             if (k > 0) n += " (" + std::to_string(k + 1) + ")";
-            w.meta("thread_name", kGpuPid, tr.tid, name_arg(n));
-            w.meta("thread_sort_index", kGpuPid, tr.tid, sort_arg(sort++));
+            w.meta("thread_name", pr.gpu, tr.tid, name_arg(n));
+            w.meta("thread_sort_index", pr.gpu, tr.tid, sort_arg(sort++));
+        }
+    }
+}
+
+void write_timeline(Writer& w, const Program& p, const Timeline& t, const Procs& pr) {
+    const uint32_t n = static_cast<uint32_t>(std::min(p.ops.size(), t.ops.size()));
+    std::map<int, int> engines;
+    const std::vector<int> row = engine_rows(t, n, engines);
+    write_tracks(w, p, t, engines, pr);
+    for (uint32_t i = 0; i < n; ++i) {
+        const Op& op = p.ops[i];
+        const OpRecord& r = t.ops[i];
+        std::string name = p.op_name(i);
+        const char* cat = to_string(op.kind);
+        if (r.has_host()) {
+            std::string extra = r.sync_wait.ps() != 0 ? ",\"sync_wait_ns\":" + format_ns(r.sync_wait) : "";
+            w.slice(name, cat, host_track(p, op, pr), r.host_start, r.host_end, op_args(p, i, r.host_cause, extra));
+        }
+        if (r.has_gpu()) {
+            std::string args = op_args(p, i, r.gpu_cause, "");
+            w.slice(name, cat, stream_track(p, op, pr), r.gpu_start, r.gpu_end, args);
+            if (r.engine != Engine::None) w.slice(name, cat, engine_track(r.engine, row[i], pr), r.gpu_start, r.gpu_end, args);
+        }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        const OpRecord& r = t.ops[i];
+        if (!r.has_gpu()) continue;
+        Track to = stream_track(p, p.ops[i], pr);
+        Time to_ts = mid(r.gpu_start, r.gpu_end);
+        if (r.has_host()) w.flow("launch", host_track(p, p.ops[i], pr), mid(r.host_start, r.host_end), to, to_ts);
+        const Cause& c = r.gpu_cause;
+        if (c.kind == CauseKind::Event && valid(c.op, n) && t.ops[static_cast<size_t>(c.op)].has_gpu()) {
+            const OpRecord& rec = t.ops[static_cast<size_t>(c.op)];
+            w.flow("event", stream_track(p, p.ops[static_cast<size_t>(c.op)], pr), mid(rec.gpu_start, rec.gpu_end), to,
+                   to_ts);
         }
     }
 }
@@ -159,39 +203,20 @@ std::string format_us(Time t) {
     return buf;
 }
 
+
 void write_chrome_trace(std::ostream& os, const Program& p, const Timeline& t) {
-    const uint32_t n = static_cast<uint32_t>(std::min(p.ops.size(), t.ops.size()));
-    std::map<int, int> engines;
-    const std::vector<int> row = engine_rows(t, n, engines);
     Writer w(os);
-    write_tracks(w, p, t, engines);
-    for (uint32_t i = 0; i < n; ++i) {
-        const Op& op = p.ops[i];
-        const OpRecord& r = t.ops[i];
-        std::string name = p.op_name(i);
-        const char* cat = to_string(op.kind);
-        if (r.has_host()) {
-            std::string extra = r.sync_wait.ps() != 0 ? ",\"sync_wait_ns\":" + format_ns(r.sync_wait) : "";
-            w.slice(name, cat, host_track(p, op), r.host_start, r.host_end, op_args(p, i, r.host_cause, extra));
-        }
-        if (r.has_gpu()) {
-            std::string args = op_args(p, i, r.gpu_cause, "");
-            w.slice(name, cat, stream_track(p, op), r.gpu_start, r.gpu_end, args);
-            if (r.engine != Engine::None) w.slice(name, cat, engine_track(r.engine, row[i]), r.gpu_start, r.gpu_end, args);
-        }
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-        const OpRecord& r = t.ops[i];
-        if (!r.has_gpu()) continue;
-        Track to = stream_track(p, p.ops[i]);
-        Time to_ts = mid(r.gpu_start, r.gpu_end);
-        if (r.has_host()) w.flow("launch", host_track(p, p.ops[i]), mid(r.host_start, r.host_end), to, to_ts);
-        const Cause& c = r.gpu_cause;
-        if (c.kind == CauseKind::Event && valid(c.op, n) && t.ops[static_cast<size_t>(c.op)].has_gpu()) {
-            const OpRecord& rec = t.ops[static_cast<size_t>(c.op)];
-            w.flow("event", stream_track(p, p.ops[static_cast<size_t>(c.op)]), mid(rec.gpu_start, rec.gpu_end), to,
-                   to_ts);
-        }
+    write_timeline(w, p, t, Procs{});
+    w.finish();
+}
+
+void write_chrome_trace_multi(std::ostream& os, const Program& p, const std::vector<TraceTimeline>& timelines) {
+    Writer w(os);
+    int k = 0;
+    for (const TraceTimeline& tt : timelines) {
+        Procs pr{2 * k + 1, 2 * k + 2, tt.host_process, tt.gpu_process, 2 * k};
+        if (tt.timeline) write_timeline(w, p, *tt.timeline, pr);
+        ++k;
     }
     w.finish();
 }

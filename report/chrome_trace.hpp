@@ -5,6 +5,7 @@
 #pragma once
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "sim/program.hpp"
 #include "sim/timeline.hpp"
@@ -22,6 +23,17 @@ constexpr int kEngineTidBase = 10000;
 
 // Deterministic: ts/dur are microseconds printed with 6 decimals (exact picoseconds).
 void write_chrome_trace(std::ostream& os, const Program& p, const Timeline& t);
+
+// One timeline of a trace holding several timelines of the same program.
+struct TraceTimeline {
+    const Timeline* timeline = nullptr;
+    std::string host_process, gpu_process;  // process names, e.g. "Simulated host", "Simulated GPU"
+};
+
+// Several timelines in one trace, each with write_chrome_trace's track layout: timeline k
+// (from 0) has its host threads on pid 2k + 1 and its streams and engines on pid 2k + 2,
+// processes sorted in that order. Flow ids are unique over the whole trace.
+void write_chrome_trace_multi(std::ostream& os, const Program& p, const std::vector<TraceTimeline>& timelines);
 
 // "12.345678": microseconds with 6 decimals, exact for a picosecond time.
 std::string format_us(Time t);

@@ -79,6 +79,7 @@ public:
         stream_last_.assign(pg.streams.size(), -1);
         event_last_.assign(pg.events.size(), -1);
         threads_.resize(pg.threads.size());
+        api_end_.assign(pg.threads.size(), Time{});
         on_device_.resize(pg.buffers.size());
         for (size_t b = 0; b < pg.buffers.size(); ++b) on_device_[b] = pg.buffers[b].managed_on_device;
         edges_.reserve(n * 2);
@@ -145,10 +146,12 @@ private:
             case OpKind::EventRecord: return async_call(t, i, hw_.event_record_cost);
             case OpKind::StreamWaitEvent: return async_call(t, i, hw_.stream_wait_event_cost);
             case OpKind::Prefetch: return async_call(t, i, hw_.prefetch_call_cost);
-            case OpKind::Memset:
+            case OpKind::Memset: {
                 if (!op.sync) return async_call(t, i, hw_.memset_call_cost);
-                submit(i, call + hw_.memset_call_cost, false);
-                return block_on(t, i, {static_cast<int32_t>(i)}, call + hw_.memset_call_cost, hw_.sync_wakeup);
+                Time called = call + api_cost(t, hw_.memset_call_cost);
+                submit(i, called, false);
+                return block_on(t, i, {static_cast<int32_t>(i)}, called, hw_.sync_wakeup);
+            }
             case OpKind::Memcpy: return memcpy_call(t, i);
             case OpKind::StreamSync: return block_on(t, i, {stream_last_[op.stream]}, call + hw_.sync_call_cost, hw_.sync_wakeup);
             case OpKind::EventSync: {
@@ -160,15 +163,27 @@ private:
         }
     }
 
-    void async_call(uint32_t t, uint32_t i, Time cost) {
-        Time end = now_ + cost;
+    // Host cost of an API call on thread t: calls from several threads contend in the driver.
+    Time api_cost(uint32_t t, Time base) {
+        uint32_t others = 0;
+        for (uint32_t k = 0; k < api_end_.size(); ++k)
+            if (k != t && api_end_[k] > now_) ++others;
+        Time cost = base;
+        if (others && hw_.launch_contention > 0)
+            cost = Time::ps(static_cast<int64_t>(static_cast<double>(base.ps()) * (1.0 + hw_.launch_contention * others)));
+        api_end_[t] = now_ + cost;
+        return cost;
+    }
+
+    void async_call(uint32_t t, uint32_t i, Time base) {
+        Time end = now_ + api_cost(t, base);
         submit(i, end, false);
         finish_host(t, i, end);
     }
 
     void memcpy_call(uint32_t t, uint32_t i) {
         const Op& op = pg_.ops[i];
-        Time called = now_ + hw_.memcpy_call_cost;
+        Time called = now_ + api_cost(t, hw_.memcpy_call_cost);
         if (op.host_mem == MemKind::Pageable && op.dir == CopyDir::H2D) {
             // The host stages the data itself; the call returns once everything is staged.
             Time staged = called + staging_time(hw_, op.dir, op.bytes);
@@ -631,6 +646,7 @@ private:
     std::vector<Edge> edges_;
     std::vector<int32_t> stream_last_, event_last_;
     std::vector<ThreadState> threads_;
+    std::vector<Time> api_end_;  // per host thread: end of its current API call
     std::vector<uint8_t> on_device_;
     std::unordered_map<uint32_t, Time> stage_end_;
     CopyQueue copy_[2];

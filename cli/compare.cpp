@@ -1,0 +1,123 @@
+// `hetsim compare`: simulate a scenario and compare it with a measured timeline from
+// hetsim-runner, per op and end to end; optional two-timeline Chrome trace and SVG.
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "frontend/scenario.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/compare.hpp"
+#include "report/json_report.hpp"
+#include "report/output_file.hpp"
+#include "report/svg_timeline.hpp"
+#include "sim/engine.hpp"
+#include "sim/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace hetsim::cli {
+
+namespace {
+
+const char* kCompareUsage = "usage: hetsim compare SCENARIO.yaml MEASURED.json [options]";
+
+struct CompareArgs {
+    std::string scenario, measured, format = "text", trace, svg;
+    std::vector<std::string> sets;
+    uint64_t max_ops = 20'000'000;
+    double max_error = -1;  // < 0: no check
+    int top = 10;
+};
+
+LoadOptions compare_load_options(const CompareArgs& a) {
+    LoadOptions o;
+    o.max_ops = a.max_ops;
+    for (const auto& s : a.sets) {
+        auto eq = s.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw InputError({"--set " + s}, "expected name=value, e.g. --set chunks=8 or --set hardware.copy.h2d.bandwidth=32GB/s");
+        o.sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
+    return o;
+}
+
+}  // namespace
+
+int compare_main(const std::vector<std::string>& args) {
+    CompareArgs a;
+    po::options_description d("compare options");
+    d.add_options()("help,h", "show this help")
+        ("set", po::value(&a.sets)->composing(), "override a param (name=value) or a profile parameter (hardware.key=value); repeatable")
+        ("max-ops", po::value(&a.max_ops)->default_value(a.max_ops), "cap on ops after loop expansion")
+        ("max-error", po::value<double>(), "exit 1 when |end-to-end error| exceeds this many percent")
+        ("trace", po::value(&a.trace), "write a Chrome trace with both timelines (simulated pids 1/2, measured 3/4)")
+        ("svg", po::value(&a.svg), "write an SVG of both timelines on one time axis")
+        ("format", po::value(&a.format)->default_value("text"), "text or json (printed to stdout)")
+        ("top", po::value(&a.top)->default_value(a.top), "how many of the largest per-op errors to list");
+    po::options_description all;
+    all.add(d).add_options()("scenario", po::value(&a.scenario))("measured", po::value(&a.measured));
+    po::positional_options_description pos;
+    pos.add("scenario", 1).add("measured", 1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "hetsim: error: " << e.what() << "\n" << kCompareUsage << "\n" << d;
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << kCompareUsage << "\n"
+                  << "exit status: 0 ok, 1 end-to-end error above --max-error, 2 bad input\n"
+                  << d;
+        return 0;
+    }
+    if (a.scenario.empty() || a.measured.empty()) {
+        std::cerr << "hetsim: error: " << (a.scenario.empty() ? "no scenario file given" : "no measured timeline given")
+                  << "\n" << kCompareUsage << "\n" << d;
+        return 2;
+    }
+    if (a.format != "text" && a.format != "json") throw InputError({"--format"}, "expected text or json, got '" + a.format + "'");
+    if (a.top < 0) throw InputError({"--top"}, "expected a count >= 0, got " + std::to_string(a.top));
+    if (vm.count("max-error")) {
+        a.max_error = vm["max-error"].as<double>();
+        if (!std::isfinite(a.max_error) || a.max_error < 0)
+            throw InputError({"--max-error"}, "expected a percentage >= 0");
+    }
+
+    Scenario sc = load_scenario(a.scenario, compare_load_options(a));
+    Timeline measured = report::read_measured_timeline(a.measured, sc.program);
+    Timeline simulated = simulate(sc.program, sc.profile);
+    report::Comparison c = report::compare_timelines(sc.program, simulated, measured, static_cast<size_t>(a.top));
+
+    // Files first, each written whole or not at all; then stdout.
+    if (!a.trace.empty())
+        report::write_file_atomic(a.trace, report::to_string_with([&](std::ostream& o) {
+            report::write_chrome_trace_multi(o, sc.program,
+                                             {{&simulated, "Simulated host", "Simulated GPU"},
+                                              {&measured, "Measured host", "Measured GPU"}});
+        }));
+    if (!a.svg.empty()) {
+        std::string title = sc.name + ": " + report::comparison_headline(c);
+        report::write_file_atomic(a.svg, report::to_string_with([&](std::ostream& o) {
+            report::write_svg_timelines(o, sc.program, {{"Simulated", &simulated}, {"Measured", &measured}}, title);
+        }));
+    }
+    if (a.format == "json")
+        std::cout << report::dump_json(report::comparison_to_json(sc.program, c, a.scenario, a.measured)) << "\n";
+    else
+        report::write_comparison_text(std::cout, sc.program, c, a.scenario, a.measured);
+
+    if (a.max_error >= 0 && std::fabs(c.error_pct) > a.max_error) {
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "hetsim: end-to-end error %.2f%% exceeds --max-error %g%%\n", std::fabs(c.error_pct),
+                      a.max_error);
+        std::cerr << msg;
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,53 @@
+// `hetsim validate`: prediction error against the committed GPU measurements.
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "report/accuracy.hpp"
+
+namespace po = boost::program_options;
+
+namespace hetsim::cli {
+
+int validate_main(const std::vector<std::string>& args) {
+    std::vector<std::string> dirs;
+    std::string scenarios = "scenarios/validation";
+    double max_median = 5, max_single = 15;
+    po::options_description d("validate options");
+    d.add_options()("help,h", "show this help")
+        ("scenarios", po::value(&scenarios)->default_value(scenarios), "folder of the scenario files")
+        ("max-median", po::value(&max_median)->default_value(max_median), "largest allowed median |error|, percent")
+        ("max-single", po::value(&max_single)->default_value(max_single),
+         "largest allowed |error| of one scenario, percent (or its own run-to-run spread, if larger)")
+        ("dir", po::value(&dirs)->composing(), "measurement folder (with measured/); repeatable");
+    po::positional_options_description pos;
+    pos.add("dir", -1);
+    po::variables_map vm;
+    const char* usage = "usage: hetsim validate MEASUREMENT_DIR... [--scenarios DIR]";
+    try {
+        po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "hetsim: error: " << e.what() << " (" << usage << ")\n";
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << usage << "\n\n" << d;
+        return 0;
+    }
+    if (dirs.empty()) {
+        std::cerr << "hetsim: error: no measurement folder given (" << usage << ")\n";
+        return 2;
+    }
+    report::AccuracyReport r = report::validate_against(dirs, scenarios, max_median / 100, max_single / 100);
+    std::printf("%-42s %12s %12s %8s %8s %5s  %s\n", "scenario", "predicted", "measured", "error", "spread", "runs", "verdict");
+    for (const auto& s : r.scenarios)
+        std::printf("%-42s %9.3f ms %9.3f ms %+7.1f%% %7.1f%% %5d  %s\n", s.name.c_str(), s.predicted_ns / 1e6,
+                    s.measured_ns / 1e6, 100 * s.error, 100 * s.spread, s.runs, s.pass ? "ok" : "FAIL");
+    std::printf("\n%zu scenarios: median |error| %.1f%%, p90 %.1f%%, max %.1f%% (limits: median %.0f%%, each %.0f%% or its spread)\n",
+                r.scenarios.size(), 100 * r.median_abs, 100 * r.p90_abs, 100 * r.max_abs, max_median, max_single);
+    return r.pass ? 0 : 1;
+}
+
+}  // namespace hetsim::cli

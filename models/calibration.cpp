@@ -1,0 +1,994 @@
+#include "models/calibration.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "frontend/expr.hpp"
+#include "frontend/profile_loader.hpp"
+#include "frontend/yaml_util.hpp"
+#include "hw/profile.hpp"
+#include "models/fit.hpp"
+#include "sim/error.hpp"
+
+namespace hetsim::calib {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
+const char* const kBenchmarks[] = {"device", "copy_sweep", "pageable_sweep", "d2d_memset", "launch", "gaps", "hbm", "um"};
+
+std::string fmtg(double v, int digits = 4) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return buf;
+}
+
+std::string size_text(uint64_t b) {  // "16 MiB" in recipe texts
+    if (b >= 1024 * MiB && b % (1024 * MiB) == 0) return std::to_string(b / (1024 * MiB)) + " GiB";
+    if (b >= MiB && b % MiB == 0) return std::to_string(b / MiB) + " MiB";
+    if (b >= KiB && b % KiB == 0) return std::to_string(b / KiB) + " KiB";
+    return std::to_string(b) + " B";
+}
+
+// A time in microseconds for residuals and notes: "86.63ns", "5.284us", "1.2ms".
+std::string us_text(double us) {
+    const double a = std::fabs(us);
+    if (a == 0) return "0us";
+    if (a < 1) return fmtg(us * 1e3) + "ns";
+    if (a < 1e3) return fmtg(us) + "us";
+    return fmtg(us * 1e-3) + "ms";
+}
+
+std::string bytes_text(double b) {
+    const double a = std::fabs(b);
+    if (a < 1024) return fmtg(b) + "B";
+    if (a < 1024 * 1024) return fmtg(b / 1024) + "KiB";
+    return fmtg(b / (1024.0 * 1024.0)) + "MiB";
+}
+
+std::string bw_text(double bps) { return bps >= 1e12 ? fmtg(bps * 1e-12) + "TB/s" : fmtg(bps * 1e-9) + "GB/s"; }
+
+int64_t ps_of_us(double us) { return static_cast<int64_t>(std::llround(us * 1e6)); }
+
+// A node of one input file, with its path in the document for messages.
+class J {
+public:
+    J(const json& j, const std::string& file, std::string path) : j_(&j), file_(&file), path_(std::move(path)) {}
+
+    [[noreturn]] void fail(const std::string& what) const { throw InputError(SourceLoc{*file_}, path_ + ": " + what); }
+    const std::string& file() const { return *file_; }
+    const json& raw() const { return *j_; }
+
+    bool has(const char* key) const { return j_->is_object() && j_->contains(key); }
+    J operator[](const char* key) const {
+        if (!j_->is_object()) fail(std::string("expected an object with '") + key + "', got " + type_name());
+        auto it = j_->find(key);
+        if (it == j_->end()) fail(std::string("missing '") + key + "' (hetsim.microbench v1 layout: validation/microbench/README.md)");
+        return J(*it, *file_, path_ + "." + key);
+    }
+    size_t size() const {
+        if (!j_->is_array()) fail("expected a list, got " + type_name());
+        return j_->size();
+    }
+    J at(size_t i) const {
+        size();
+        return J((*j_)[i], *file_, path_ + "[" + std::to_string(i) + "]");
+    }
+    double num() const {
+        if (j_->is_null()) fail("is not a finite number (null: the microbenchmark writes null for NaN or infinity)");
+        if (!j_->is_number()) fail("expected a number, got " + type_name());
+        const double v = j_->get<double>();
+        if (!std::isfinite(v)) fail("is not a finite number");
+        return v;
+    }
+    int64_t integer() const {
+        if (!j_->is_number_integer()) fail("expected a whole number, got " + (j_->is_number() ? std::string("a fraction") : type_name()));
+        return j_->get<int64_t>();
+    }
+    uint64_t bytes() const {
+        const int64_t v = integer();
+        if (v <= 0) fail("expected a positive size in bytes, got " + std::to_string(v));
+        return static_cast<uint64_t>(v);
+    }
+    std::string str() const {
+        if (!j_->is_string()) fail("expected a string, got " + type_name());
+        return j_->get<std::string>();
+    }
+    std::vector<double> nums() const {
+        std::vector<double> v;
+        const size_t n = size();
+        v.reserve(n);
+        for (size_t i = 0; i < n; ++i) v.push_back(at(i).num());
+        return v;
+    }
+    std::vector<int64_t> integers() const {
+        std::vector<int64_t> v;
+        const size_t n = size();
+        v.reserve(n);
+        for (size_t i = 0; i < n; ++i) v.push_back(at(i).integer());
+        return v;
+    }
+
+private:
+    std::string type_name() const { return j_->is_null() ? "null" : j_->type_name(); }
+    const json* j_;
+    const std::string* file_;
+    std::string path_;
+};
+
+struct Pool {
+    const std::vector<MicrobenchFile>& files;
+    std::string label;  // input paths joined by " + "
+
+    // The benchmark in every file that has it; throws when none has it.
+    std::vector<J> bench(const std::string& name) const {
+        std::vector<J> out;
+        for (const auto& f : files) {
+            J root(f.doc.at("benchmarks"), f.path, "benchmarks");
+            if (root.raw().contains(name)) out.push_back(root[name.c_str()]);
+        }
+        if (out.empty()) {
+            std::string all;
+            for (const char* b : kBenchmarks) all += (all.empty() ? "" : ", ") + std::string(b);
+            throw InputError(SourceLoc{label}, "benchmark '" + name + "' is missing" +
+                                                   (files.size() > 1 ? " from every input" : "") +
+                                                   "; calibrate needs " + all +
+                                                   " (run hetsim-microbench without --only, or add a file that has it)");
+        }
+        return out;
+    }
+    std::string source(const std::string& bench_recipe, size_t n) const {
+        return "fit: " + bench_recipe + ", " + std::to_string(n) + " sample" + (n == 1 ? "" : "s") + ", " + label;
+    }
+    // Runs a fit; a FitError becomes an InputError naming what was fitted.
+    template <class F>
+    auto guard(const std::string& what, F f) const {
+        try {
+            return f();
+        } catch (const fit::FitError& e) {
+            throw InputError(SourceLoc{label}, what + ": " + e.what());
+        }
+    }
+};
+
+struct Builder {
+    const Pool& pool;
+    Calibration& cal;
+
+    Fitted& add(const std::string& key, std::string value, const std::string& bench_recipe, std::string fit_text,
+                std::string residual, size_t n) {
+        Fitted f;
+        f.key = key;
+        f.value = std::move(value);
+        f.source = pool.source(bench_recipe, n);
+        f.fit = std::move(fit_text);
+        f.residual = std::move(residual);
+        f.samples = n;
+        cal.params.push_back(std::move(f));
+        return cal.params.back();
+    }
+    void time(const std::string& key, double us, const std::string& recipe, const std::string& fit_text, double rms_us,
+              size_t n) {
+        if (us < 0) {
+            cal.checks.push_back(key + ": fitted " + us_text(us) + " is negative; written as 0 (the model's times are >= 0)");
+            us = 0;
+        }
+        add(key, format_time_literal(ps_of_us(us)), recipe, fit_text, us_text(rms_us), n);
+    }
+    void bandwidth(const std::string& key, double bps, const std::string& recipe, const std::string& fit_text,
+                   double rms_us, size_t n) {
+        if (!(bps > 0) || !std::isfinite(bps))
+            throw InputError(SourceLoc{pool.label}, key + ": the fit gives a non-positive bandwidth (" + fmtg(bps) +
+                                                        " B/s); the samples do not grow with the size");
+        add(key, format_bandwidth_literal(round_bandwidth(bps)), recipe, fit_text, us_text(rms_us), n);
+    }
+    // A fitted value as the profile has it: ps, bytes or bytes/s.
+    int64_t value_of(const std::string& key) const { return parse_literal(cal.find(key)->value).i; }
+};
+
+// ---- device ---------------------------------------------------------------------------------
+
+void fit_device(const Pool& pool, Builder& b) {
+    std::vector<J> dev = pool.bench("device");
+    struct Attr {
+        const char* key;
+        const char* attr;
+        const char* cuda;
+    };
+    const Attr attrs[] = {{"sm.count", "multiprocessor_count", "cudaDevAttrMultiProcessorCount"},
+                          {"sm.max_threads", "max_threads_per_multiprocessor", "cudaDevAttrMaxThreadsPerMultiProcessor"},
+                          {"sm.max_blocks", "max_blocks_per_multiprocessor", "cudaDevAttrMaxBlocksPerMultiprocessor"},
+                          {"sm.registers", "max_registers_per_multiprocessor", "cudaDevAttrMaxRegistersPerMultiprocessor"},
+                          {"sm.shared_memory", "max_shared_memory_per_multiprocessor",
+                           "cudaDevAttrMaxSharedMemoryPerMultiprocessor"}};
+    auto same = [&](const char* key, const std::vector<int64_t>& v, const std::vector<J>& where) {
+        for (size_t i = 1; i < v.size(); ++i)
+            if (v[i] != v[0])
+                where[i].fail(std::string("differs between the inputs (") + std::to_string(v[0]) + " in " +
+                              where[0].file() + ", " + std::to_string(v[i]) + " here) for " + key +
+                              "; pool only measurements of the same device");
+        return v[0];
+    };
+    for (const auto& a : attrs) {
+        std::vector<int64_t> v;
+        std::vector<J> where;
+        for (const J& d : dev) {
+            J x = d["attributes"][a.attr];
+            v.push_back(x.integer());
+            where.push_back(x);
+            if (v.back() <= 0) x.fail("must be positive");
+        }
+        const int64_t val = same(a.key, v, where);
+        const std::string text = std::string(a.key) == "sm.shared_memory" ? format_size_literal(static_cast<uint64_t>(val))
+                                                                          : std::to_string(val);
+        b.add(a.key, text, std::string("device ") + a.cuda, "read directly", "", v.size());
+    }
+    std::vector<int64_t> v;
+    std::vector<J> where;
+    for (const J& d : dev) {
+        J x = d["mem_get_info"]["total"];
+        v.push_back(static_cast<int64_t>(x.bytes()));
+        where.push_back(x);
+    }
+    const int64_t total = same("device.memory", v, where);
+    b.add("device.memory", format_size_literal(static_cast<uint64_t>(total)), "device cudaMemGetInfo total",
+          "read directly", "", v.size());
+}
+
+// ---- batches of back-to-back ops (copy_sweep, d2d_memset) ----------------------------------
+
+struct OpSample {
+    uint64_t bytes;
+    int64_t k;
+    double batch_us;
+};
+
+struct BatchData {
+    std::vector<OpSample> largest_k;  // per file and size, the samples of the largest k (per-op = batch / k)
+    std::vector<OpSample> all;        // every batch sample
+    std::vector<double> calls_upto_1mib, calls_all;
+    size_t dropped_points = 0;
+};
+
+BatchData batch_data(const std::vector<J>& benches, const std::string& op) {
+    BatchData d;
+    for (const J& bench : benches) {
+        J pts = bench["points"];
+        std::map<uint64_t, int64_t> kmax;
+        std::vector<J> mine;
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            if (p["op"].str() != op) continue;
+            const int64_t k = p["k"].integer();
+            if (k < 1) p["k"].fail("must be at least 1");
+            const uint64_t bytes = p["bytes"].bytes();
+            std::vector<double> calls = p["call_us"].nums();
+            for (double c : calls) {
+                d.calls_all.push_back(c);
+                if (bytes <= MiB) d.calls_upto_1mib.push_back(c);
+            }
+            if (p.has("blocker_expired") && p["blocker_expired"].integer() > 0) {
+                ++d.dropped_points;  // host-bound batches (README): not GPU time
+                continue;
+            }
+            mine.push_back(p);
+            kmax[bytes] = std::max(kmax[bytes], k);
+        }
+        for (const J& p : mine) {
+            const int64_t k = p["k"].integer();
+            const uint64_t bytes = p["bytes"].bytes();
+            for (double t : p["batch_gpu_us"].nums()) {
+                d.all.push_back({bytes, k, t});
+                if (k == kmax[bytes]) d.largest_k.push_back({bytes, k, t});
+            }
+        }
+    }
+    return d;
+}
+
+struct BatchFit {
+    double bw_bps = 0, f_us = 0, bw_rms = 0, f_rms = 0;
+    size_t n_bw = 0, n_f = 0;
+    uint64_t bw_from = 0;
+};
+
+// Bandwidth = factor / slope of per-op time (batch / k at the largest k) vs bytes over sizes >=
+// bw_from; f = median over sizes <= fixed_upto of per-op time - factor * bytes / bandwidth, with
+// the bandwidth as written to the profile.
+BatchFit batch_fit(const Pool& pool, const BatchData& d, const std::string& what, double factor, uint64_t bw_from,
+                   uint64_t fixed_upto) {
+    BatchFit r;
+    r.bw_from = bw_from;
+    std::vector<double> x, y;
+    for (const auto& s : d.largest_k)
+        if (s.bytes >= bw_from) {
+            x.push_back(static_cast<double>(s.bytes) * factor);
+            y.push_back(s.batch_us / static_cast<double>(s.k));
+        }
+    fit::Line line = pool.guard(what + " bandwidth (sizes >= " + size_text(bw_from) + ")", [&] { return fit::fit_line(x, y); });
+    r.bw_bps = line.slope > 0 ? 1e6 / line.slope : -1;
+    r.bw_rms = line.rms;
+    r.n_bw = line.n;
+    if (r.bw_bps <= 0) return r;
+    const double bw = static_cast<double>(round_bandwidth(r.bw_bps));
+    std::vector<double> f;
+    for (const auto& s : d.largest_k)
+        if (s.bytes <= fixed_upto) f.push_back(s.batch_us / static_cast<double>(s.k) - static_cast<double>(s.bytes) * factor * 1e6 / bw);
+    if (f.size() < 2)
+        throw InputError(SourceLoc{pool.label}, what + " fixed cost (sizes <= " + size_text(fixed_upto) +
+                                                    "): needs at least 2 samples, got " + std::to_string(f.size()));
+    r.f_us = fit::median(f);
+    r.f_rms = fit::rms_about(f, r.f_us);
+    r.n_f = f.size();
+    return r;
+}
+
+void fit_batches(const Pool& pool, Builder& b, double stream_gap_us, const std::string& gap_text) {
+    // copy_sweep: pinned H2D / D2H.
+    std::vector<J> cs = pool.bench("copy_sweep");
+    std::vector<double> calls;
+    for (const char* dir : {"h2d", "d2h"}) {
+        BatchData d = batch_data(cs, dir);
+        calls.insert(calls.end(), d.calls_upto_1mib.begin(), d.calls_upto_1mib.end());
+        const std::string what = std::string("copy_sweep ") + dir;
+        BatchFit f = batch_fit(pool, d, what, 1.0, 16 * MiB, 64 * KiB);
+        const std::string key = std::string("copy.") + dir;
+        b.bandwidth(key + ".bandwidth", f.bw_bps,
+                    std::string("copy_sweep 1/slope of pinned ") + (dir[0] == 'h' ? "H2D" : "D2H") +
+                        " per-copy GPU time (batch/k, largest k) vs bytes",
+                    "linear least squares (Eigen QR), sizes >= 16 MiB", f.bw_rms, f.n_bw);
+        b.time(key + ".fixed", f.f_us - stream_gap_us,
+               "copy_sweep median of per-copy time - bytes/bandwidth, minus gpu.stream_gap " + gap_text +
+                   " (back to back in one stream)",
+               "median, sizes <= 64 KiB", f.f_rms, f.n_f);
+        if (d.dropped_points)
+            b.cal.checks.push_back(what + ": dropped " + std::to_string(d.dropped_points) +
+                                   " points whose blocker expired (host-bound batches)");
+        // The README's full recipe, as a cross-check: weighted least squares over every batch.
+        std::vector<std::vector<double>> rows;
+        std::vector<double> y, w;
+        for (const auto& s : d.all) {
+            rows.push_back({1.0, static_cast<double>(s.k), static_cast<double>(s.k) * static_cast<double>(s.bytes)});
+            y.push_back(s.batch_us);
+            w.push_back(1.0 / (s.batch_us * s.batch_us));
+        }
+        try {
+            fit::LeastSquares ls = fit::least_squares(rows, y, w);
+            b.cal.checks.push_back(what + ": README weighted fit batch = a + k*f + k*bytes/B over " +
+                                   std::to_string(ls.n) + " batches: a " + us_text(ls.coef[0]) + ", f " +
+                                   us_text(ls.coef[1]) + ", B " + bw_text(1e6 / ls.coef[2]) +
+                                   " (profile: per-copy f " + us_text(f.f_us) +
+                                   "; batch/k at the largest k still holds a/k of the batch overhead)");
+        } catch (const fit::FitError& e) {
+            b.cal.checks.push_back(what + ": README weighted fit not possible: " + e.what());
+        }
+    }
+    const double mcall = pool.guard("copy_sweep host.memcpy_call_cost (sizes <= 1 MiB)", [&] { return fit::median(calls); });
+    b.time("host.memcpy_call_cost", mcall, "copy_sweep median cudaMemcpyAsync call time (pinned, H2D and D2H)",
+           "median, sizes <= 1 MiB", fit::rms_about(calls, mcall), calls.size());
+
+    // d2d_memset: bandwidth beyond L2 (sizes >= a quarter of the largest, 256 MiB in a full run).
+    std::vector<J> dm = pool.bench("d2d_memset");
+    for (const char* op : {"d2d", "memset"}) {
+        BatchData d = batch_data(dm, op);
+        uint64_t largest = 0;
+        for (const auto& s : d.largest_k) largest = std::max(largest, s.bytes);
+        const bool cp = op[0] == 'd';
+        const double factor = cp ? 2.0 : 1.0;
+        const std::string what = std::string("d2d_memset ") + op;
+        BatchFit f = batch_fit(pool, d, what, factor, std::max<uint64_t>(largest / 4, 1), 64 * KiB);
+        const std::string key = cp ? "copy.d2d" : "copy.memset";
+        b.bandwidth(key + ".bandwidth", f.bw_bps,
+                    cp ? "d2d_memset 2/slope of D2D per-copy GPU time (batch/k, largest k) vs bytes (read + write)"
+                       : "d2d_memset 1/slope of memset per-op GPU time (batch/k, largest k) vs bytes",
+                    "linear least squares (Eigen QR), sizes >= " + size_text(f.bw_from) + " (beyond L2)", f.bw_rms,
+                    f.n_bw);
+        b.time(key + ".fixed", f.f_us - stream_gap_us,
+               std::string("d2d_memset median of per-op time - ") + (cp ? "2*bytes" : "bytes") +
+                   "/bandwidth, minus gpu.stream_gap " + gap_text + " (back to back in one stream)",
+               "median, sizes <= 64 KiB", f.f_rms, f.n_f);
+        if (d.dropped_points)
+            b.cal.checks.push_back(what + ": dropped " + std::to_string(d.dropped_points) +
+                                   " points whose blocker expired (host-bound batches)");
+        if (!cp) {
+            const std::vector<double>& mc = d.calls_all;
+            const double m = pool.guard("d2d_memset host.memset_call_cost", [&] { return fit::median(mc); });
+            b.time("host.memset_call_cost", m, "d2d_memset median cudaMemsetAsync call time", "median, all sizes",
+                   fit::rms_about(mc, m), mc.size());
+        }
+    }
+}
+
+// ---- pageable copies --------------------------------------------------------------------------
+
+void fit_pageable(const Pool& pool, Builder& b) {
+    std::vector<J> ps = pool.bench("pageable_sweep");
+    auto mode_points = [&](const std::string& mode, auto&& each) {
+        for (const J& bench : ps) {
+            J pts = bench["points"];
+            for (size_t i = 0; i < pts.size(); ++i) {
+                J p = pts.at(i);
+                if (p["mode"].str() == mode) each(p);
+            }
+        }
+    };
+    for (const char* dir : {"h2d", "d2h"}) {
+        const std::string mode = std::string(dir) + "_idle";
+        std::vector<double> x, y;
+        mode_points(mode, [&](const J& p) {
+            const uint64_t bytes = p["bytes"].bytes();
+            if (bytes < MiB) return;
+            for (double t : p["call_us"].nums()) {
+                x.push_back(static_cast<double>(bytes));
+                y.push_back(t);
+            }
+        });
+        fit::Line line = pool.guard("pageable_sweep " + mode + " bandwidth (sizes >= 1 MiB)", [&] { return fit::fit_line(x, y); });
+        b.bandwidth(std::string("host.pageable_") + dir + "_bandwidth", line.slope > 0 ? 1e6 / line.slope : -1,
+                    "pageable_sweep 1/slope of the " + std::string(dir[0] == 'h' ? "H2D" : "D2H") +
+                        " call time (" + mode + ") vs bytes",
+                    "linear least squares (Eigen QR), sizes >= 1 MiB", line.rms, line.n);
+        b.cal.checks.push_back("pageable_sweep " + mode + ": call time = " + us_text(line.intercept) + " + bytes/" +
+                               bw_text(1e6 / line.slope) + " (the model's intercept is host.memcpy_call_cost)");
+    }
+    // host.staging_chunk: the tail (total - call) of h2d_idle >= 16 MiB is, in the model,
+    // copy.h2d.fixed + chunk / copy.h2d.bandwidth + host.sync_wakeup.
+    std::vector<double> tails;
+    mode_points("h2d_idle", [&](const J& p) {
+        if (p["bytes"].bytes() < 16 * MiB) return;
+        std::vector<double> call = p["call_us"].nums(), total = p["total_us"].nums();
+        if (call.size() != total.size()) p["total_us"].fail("has " + std::to_string(total.size()) + " samples, call_us " + std::to_string(call.size()));
+        for (size_t i = 0; i < call.size(); ++i) tails.push_back(total[i] - call[i]);
+    });
+    if (tails.size() < 2)
+        throw InputError(SourceLoc{pool.label}, "pageable_sweep host.staging_chunk (h2d_idle, sizes >= 16 MiB): needs at least 2 samples, got " +
+                                                    std::to_string(tails.size()));
+    const double tail = fit::median(tails);
+    const double fixed_us = static_cast<double>(b.value_of("copy.h2d.fixed")) * 1e-6;
+    const double wake_us = static_cast<double>(b.value_of("host.sync_wakeup")) * 1e-6;
+    const double bw = static_cast<double>(b.value_of("copy.h2d.bandwidth"));
+    double chunk = (tail - fixed_us - wake_us) * 1e-6 * bw;
+    const double page = 4096;
+    uint64_t pages = chunk > page ? static_cast<uint64_t>(std::llround(chunk / page)) : 1;
+    if (chunk <= page)
+        b.cal.checks.push_back("host.staging_chunk: the fit gives " + bytes_text(chunk) + "; written as one 4 KiB page");
+    b.add("host.staging_chunk", format_size_literal(pages * 4096),
+          "pageable_sweep (median tail total - call of h2d_idle - copy.h2d.fixed - host.sync_wakeup) * "
+          "copy.h2d.bandwidth, tail " + us_text(tail),
+          "median, sizes >= 16 MiB, rounded to 4 KiB pages", bytes_text(fit::rms_about(tails, tail) * 1e-6 * bw),
+          tails.size());
+    // Staging pool bound (a check: the model has no bounded pool).
+    std::string first;
+    mode_points("h2d_busy", [&](const J& p) {
+        if (!first.empty() || !p.has("blocker_us")) return;
+        std::vector<double> call = p["call_us"].nums(), blocker = p["blocker_us"].nums();
+        if (!call.empty() && !blocker.empty() && fit::median(call) > 0.5 * fit::median(blocker))
+            first = size_text(p["bytes"].bytes());
+    });
+    if (!first.empty())
+        b.cal.checks.push_back("pageable_sweep h2d_busy: calls wait for a busy stream from " + first +
+                               " (a bounded staging pool; the model has none)");
+}
+
+// ---- launch and gaps --------------------------------------------------------------------------
+
+void fit_gaps(const Pool& pool, Builder& b) {
+    std::vector<J> gs = pool.bench("gaps");
+    std::vector<double> g_stream, g_event;
+    std::vector<std::vector<int64_t>> starts0;  // mode stream, spin 0: start stamps per rep
+    for (const J& bench : gs) {
+        J chains = bench["stamp_chains"]["chains"];
+        for (size_t c = 0; c < chains.size(); ++c) {
+            J ch = chains.at(c);
+            const std::string mode = ch["mode"].str();
+            const int64_t spin = ch["spin_ns"].integer();
+            J reps = ch["reps"];
+            for (size_t r = 0; r < reps.size(); ++r) {
+                std::vector<int64_t> s = reps.at(r)["start_ns"].integers(), e = reps.at(r)["end_ns"].integers();
+                if (s.size() != e.size()) reps.at(r)["end_ns"].fail("differs in length from start_ns");
+                if (spin > 0)
+                    for (size_t i = 0; i + 1 < s.size(); ++i)
+                        (mode == "event" ? g_event : g_stream).push_back(static_cast<double>(s[i + 1] - e[i]) * 1e-3);
+                if (spin == 0 && mode == "stream") starts0.push_back(s);
+            }
+        }
+    }
+    const double sg = pool.guard("gaps gpu.stream_gap", [&] { return fit::median(g_stream); });
+    const double eg = pool.guard("gaps gpu.event_gap", [&] { return fit::median(g_event); });
+    b.time("gpu.stream_gap", sg, "gaps median %globaltimer gap start[i+1] - end[i], one stream, 10 us spin kernels",
+           "median", fit::rms_about(g_stream, sg), g_stream.size());
+    b.time("gpu.event_gap", eg,
+           "gaps median %globaltimer gap start[i+1] - end[i], alternating streams through an event record + stream wait",
+           "median", fit::rms_about(g_event, eg), g_event.size());
+    // kernel.min_duration: start-to-start period of stamp-only kernels in one stream, one
+    // least-squares fit of start = rep intercept + i * period over every rep, minus the gap.
+    std::vector<std::vector<double>> rows;
+    std::vector<double> y;
+    for (size_t r = 0; r < starts0.size(); ++r)
+        for (size_t i = 0; i < starts0[r].size(); ++i) {
+            std::vector<double> row(starts0.size() + 1, 0.0);
+            row[r] = 1.0;
+            row.back() = static_cast<double>(i);
+            rows.push_back(std::move(row));
+            y.push_back(static_cast<double>(starts0[r][i] - starts0[r][0]) * 1e-3);
+        }
+    fit::LeastSquares ls = pool.guard("gaps kernel.min_duration (mode stream, spin 0)", [&] {
+        if (starts0.empty()) throw fit::FitError("no chain of mode stream with spin_ns 0");
+        return fit::least_squares(rows, y);
+    });
+    const double period = ls.coef.back();
+    const double gap = static_cast<double>(b.value_of("gpu.stream_gap")) * 1e-6;
+    b.time("kernel.min_duration", period - gap,
+           "gaps start-to-start period of stamp-only kernels in one stream (" + us_text(period) +
+               ") minus gpu.stream_gap",
+           "linear least squares (Eigen QR), start = rep offset + i * period, " + std::to_string(starts0.size()) +
+               " reps",
+           ls.rms, ls.n);
+    // Cross-checks: the event-timed fused method, and the launch benchmark's queued empty kernels.
+    for (const J& bench : gs) {
+        if (!bench.has("fused_vs_chain")) continue;
+        J fv = bench["fused_vs_chain"];
+        const int64_t n = fv["n"].integer();
+        std::map<std::string, double> med;
+        J modes = fv["modes"];
+        for (size_t i = 0; i < modes.size(); ++i) {
+            std::vector<double> t = modes.at(i)["gpu_us"].nums();
+            if (!t.empty()) med[modes.at(i)["mode"].str()] = fit::median(t);
+        }
+        if (n > 1 && med.count("fused") && med.count("chain_stream") && med.count("chain_event"))
+            b.cal.checks.push_back("gaps " + bench.file() + ": (chain - fused)/(n-1): stream " +
+                                   us_text((med["chain_stream"] - med["fused"]) / static_cast<double>(n - 1)) + ", event " +
+                                   us_text((med["chain_event"] - med["fused"]) / static_cast<double>(n - 1)) +
+                                   " (profile: " + us_text(sg) + ", " + us_text(eg) + ")");
+    }
+}
+
+void fit_launch(const Pool& pool, Builder& b) {
+    std::vector<J> ls = pool.bench("launch");
+    auto pooled = [&](auto&& get) {
+        std::vector<double> v;
+        for (const J& bench : ls) {
+            std::vector<double> x = get(bench);
+            v.insert(v.end(), x.begin(), x.end());
+        }
+        return v;
+    };
+    auto median_param = [&](const char* key, const std::vector<double>& v, const std::string& recipe) {
+        const double m = pool.guard(std::string("launch ") + key, [&] { return fit::median(v); });
+        b.time(key, m, "launch " + recipe, "median", fit::rms_about(v, m), v.size());
+        return m;
+    };
+    const double lc = median_param("host.launch_cost",
+                                   pooled([](const J& x) { return x["launch_cost"]["call_us"].nums(); }),
+                                   "median host time of an empty-kernel launch (back-to-back launches)");
+    median_param("host.sync_call_cost", pooled([](const J& x) { return x["small_calls"]["stream_sync_us"].nums(); }),
+                 "median cudaStreamSynchronize on an idle stream");
+    median_param("host.event_record_cost", pooled([](const J& x) { return x["small_calls"]["event_record_us"].nums(); }),
+                 "median cudaEventRecord, timing disabled");
+    median_param("host.stream_wait_event_cost",
+                 pooled([](const J& x) { return x["small_calls"]["stream_wait_done_us"].nums(); }),
+                 "median cudaStreamWaitEvent, event complete");
+    const double ll = median_param("gpu.launch_latency",
+                                   pooled([](const J& x) { return x["launch_latency"]["latency_us"].nums(); }),
+                                   "median (GPU start stamp - launch call return), clocks aligned by ping-pong");
+    const double sw = median_param("host.sync_wakeup", pooled([](const J& x) {
+                                       J w = x["sync_wakeup"];
+                                       std::vector<double> us = w["wakeup_us"].nums(), out;
+                                       J kind = w["kind"];
+                                       if (kind.size() != us.size()) kind.fail("differs in length from wakeup_us");
+                                       for (size_t i = 0; i < us.size(); ++i)
+                                           if (kind.at(i).str() == "stream") out.push_back(us[i]);
+                                       return out;
+                                   }),
+                                   "median (stream sync return - 1 ms kernel's end stamp), kind stream");
+    // Cross-checks.
+    std::vector<double> x, y;
+    for (const J& bench : ls) {
+        if (!bench.has("empty_queued")) continue;
+        J pts = bench["empty_queued"]["points"];
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            if (p.has("blocker_expired") && p["blocker_expired"].integer() > 0) continue;
+            for (double t : p["gpu_us"].nums()) {
+                x.push_back(static_cast<double>(p["n"].integer()));
+                y.push_back(t);
+            }
+        }
+    }
+    const double gap = static_cast<double>(b.value_of("gpu.stream_gap")) * 1e-6;
+    const double md = static_cast<double>(b.value_of("kernel.min_duration")) * 1e-6;
+    try {
+        fit::Line l = fit::fit_line(x, y);
+        b.cal.checks.push_back("launch empty_queued: GPU period of queued empty kernels " + us_text(l.slope) +
+                               " (model: kernel.min_duration + gpu.stream_gap = " + us_text(md + gap) + ")");
+    } catch (const fit::FitError&) {
+    }
+    std::vector<double> rt = pooled([](const J& j) {
+        return j.has("small_calls") && j["small_calls"].has("launch_sync_roundtrip_us")
+                   ? j["small_calls"]["launch_sync_roundtrip_us"].nums()
+                   : std::vector<double>{};
+    });
+    if (!rt.empty())
+        b.cal.checks.push_back("launch: empty launch + stream sync round trip " + us_text(fit::median(rt)) +
+                               " (model: launch_cost + launch_latency + min_duration + sync_wakeup = " +
+                               us_text(lc + ll + md + sw) + ")");
+}
+
+// ---- HBM and unified memory -------------------------------------------------------------------
+
+void fit_hbm(const Pool& pool, Builder& b) {
+    std::vector<J> hs = pool.bench("hbm");
+    std::map<uint64_t, std::vector<double>> full;
+    std::vector<double> half_alone, half_pair, overlap;
+    for (const J& bench : hs) {
+        J cases = bench["cases"];
+        for (size_t i = 0; i < cases.size(); ++i) {
+            J c = cases.at(i);
+            const std::string kind = c["case"].str();
+            if (kind == "full") {
+                std::vector<double> t = c["gpu_us"].nums();
+                auto& v = full[c["bytes"].bytes()];
+                v.insert(v.end(), t.begin(), t.end());
+            } else if (kind == "half_alone") {
+                std::vector<double> t = c["gpu_us"].nums();
+                half_alone.insert(half_alone.end(), t.begin(), t.end());
+            } else if (kind == "half_pair") {
+                std::vector<double> t = c["total_us"].nums(), o = c["overlap_us"].nums();
+                half_pair.insert(half_pair.end(), t.begin(), t.end());
+                overlap.insert(overlap.end(), o.begin(), o.end());
+            }
+        }
+    }
+    if (full.empty()) throw InputError(SourceLoc{pool.label}, "hbm: no case 'full' (full-grid read kernel)");
+    const uint64_t big = full.rbegin()->first;
+    const std::vector<double>& t = full.rbegin()->second;
+    const double m = pool.guard("hbm.bandwidth", [&] {
+        if (t.size() < 2) throw fit::FitError("needs at least 2 samples, got " + std::to_string(t.size()));
+        return fit::median(t);
+    });
+    b.bandwidth("hbm.bandwidth", static_cast<double>(big) / m * 1e6,
+                "hbm bytes / median GPU time of the read-only streaming kernel, full grid, " + size_text(big),
+                "median, " + size_text(big), fit::rms_about(t, m), t.size());
+    {
+        std::vector<double> x, y;
+        for (const auto& [bytes, v] : full) {
+            if (v.empty()) continue;
+            x.push_back(static_cast<double>(bytes));
+            y.push_back(fit::median(v));
+        }
+        if (x.size() >= 2) {
+            const fit::Line l = fit::fit_line(x, y);  // distinct sizes
+            b.cal.checks.push_back("hbm: line over the full-grid medians: time = " + us_text(l.intercept) +
+                                   " + bytes/" + bw_text(1e6 / l.slope) + " (the model's kernels have no fixed part)");
+        }
+    }
+    // hbm.sharing: two half-grid kernels at once take about twice one alone (shared) or about
+    // the same (not shared).
+    const double ratio = pool.guard("hbm.sharing", [&] {
+        if (half_alone.empty() || half_pair.empty()) throw fit::FitError("needs the half_alone and half_pair cases");
+        return fit::median(half_pair) / fit::median(half_alone);
+    });
+    const double ov = overlap.empty() ? 0 : fit::median(overlap) / fit::median(half_pair);
+    const bool shared = ratio >= 1.5;
+    b.add("hbm.sharing", shared ? "true" : "false",
+          "hbm two half-grid kernels at once / one alone = " + fmtg(ratio) + " (2: shared, 1: not), overlap " +
+              fmtg(ov * 100, 3) + "% of the total",
+          "median ratio, threshold 1.5", "", half_pair.size() + half_alone.size());
+}
+
+void fit_um(const Pool& pool, Builder& b) {
+    std::vector<J> us = pool.bench("um");
+    std::map<uint64_t, std::map<std::string, std::vector<double>>> by_size;
+    std::vector<double> pf_calls;
+    for (const J& bench : us) {
+        J pts = bench["points"];
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            if (p.has("skipped")) continue;
+            auto& q = by_size[p["bytes"].bytes()];
+            auto add = [&](const char* name, const std::vector<double>& v) { q[name].insert(q[name].end(), v.begin(), v.end()); };
+            add("fault", p["gpu_fault_read_us"].nums());
+            add("pf_d", p["prefetch_to_device"]["gpu_us"].nums());
+            add("pf_h", p["prefetch_to_host"]["gpu_us"].nums());
+            add("cpu", p["cpu_fault_touch_us"].nums());
+            std::vector<double> d = p["prefetch_2MiB"]["to_device_call_us"].nums(), h = p["prefetch_2MiB"]["to_host_call_us"].nums();
+            pf_calls.insert(pf_calls.end(), d.begin(), d.end());
+            pf_calls.insert(pf_calls.end(), h.begin(), h.end());
+        }
+    }
+    if (by_size.empty()) throw InputError(SourceLoc{pool.label}, "um: no measured size (every point skipped)");
+    const uint64_t big = by_size.rbegin()->first;
+    auto& q = by_size.rbegin()->second;
+    struct P {
+        const char* key;
+        const char* name;
+        const char* recipe;
+    };
+    const P params[] = {{"um.fault_bandwidth", "fault", "bytes / median GPU read kernel time on host-resident managed memory"},
+                        {"um.prefetch_h2d_bandwidth", "pf_d", "bytes / median cudaMemPrefetchAsync to the device (events)"},
+                        {"um.prefetch_d2h_bandwidth", "pf_h", "bytes / median cudaMemPrefetchAsync to the host (events)"},
+                        {"um.cpu_fault_bandwidth", "cpu", "bytes / median host page-touch time on device-resident memory"}};
+    for (const auto& p : params) {
+        const std::vector<double>& v = q[p.name];
+        const double m = pool.guard(std::string("um ") + p.key, [&] { return fit::median(v); });
+        b.bandwidth(p.key, static_cast<double>(big) / m * 1e6, std::string("um ") + p.recipe + ", " + size_text(big),
+                    "median, " + size_text(big), fit::rms_about(v, m), v.size());
+    }
+    const double m = pool.guard("um host.prefetch_call_cost", [&] { return fit::median(pf_calls); });
+    b.time("host.prefetch_call_cost", m, "um median call time of 2 MiB prefetches, both directions, every buffer size",
+           "median", fit::rms_about(pf_calls, m), pf_calls.size());
+}
+
+void run_fits(const Pool& pool, Builder& b) {
+    fit_device(pool, b);
+    fit_gaps(pool, b);  // first: the fixed costs subtract gpu.stream_gap
+    fit_launch(pool, b);
+    const std::string gap_text = b.cal.find("gpu.stream_gap")->value;
+    const double gap_us = static_cast<double>(b.value_of("gpu.stream_gap")) * 1e-6;
+    fit_batches(pool, b, gap_us, gap_text);
+    fit_pageable(pool, b);
+    fit_hbm(pool, b);
+    fit_um(pool, b);
+}
+
+std::string one_line(std::string s) {
+    for (char& c : s)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+std::string yaml_quote(const std::string& s) {
+    std::string out = "\"";
+    for (char c : one_line(s)) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+// A scalar as written in a flow mapping: plain when safe, else double-quoted.
+std::string yaml_scalar(const std::string& s) {
+    if (s.empty()) return "\"\"";
+    static const std::string special = "-?:,[]{}#&*!|>'\"%@`";
+    bool plain = special.find(s[0]) == std::string::npos && s.front() != ' ' && s.back() != ' ';
+    for (char c : s)
+        if (c == ',' || c == '{' || c == '}' || c == '[' || c == ']' || c == '#' || c == ':' || c == '"' ||
+            static_cast<unsigned char>(c) < 0x20)
+            plain = false;
+    return plain ? s : yaml_quote(s);
+}
+
+// A scalar as written in block context (name, description): plain when safe, else double-quoted.
+std::string yaml_block_scalar(const std::string& s) {
+    if (s.empty()) return "\"\"";
+    static const std::string special = "-?:,[]{}#&*!|>'\"%@`";
+    bool plain = special.find(s[0]) == std::string::npos && s.front() != ' ' && s.back() != ' ' &&
+                 s.find(": ") == std::string::npos && s.find(" #") == std::string::npos && s.back() != ':';
+    for (char c : s)
+        if (static_cast<unsigned char>(c) < 0x20) plain = false;
+    return plain ? s : yaml_quote(s);
+}
+
+}  // namespace
+
+const Fitted* Calibration::find(const std::string& key) const {
+    for (const auto& p : params)
+        if (p.key == key) return &p;
+    return nullptr;
+}
+
+const BaseEntry* BaseProfile::find(const std::string& key) const {
+    for (const auto& p : params)
+        if (p.key == key) return &p;
+    return nullptr;
+}
+
+MicrobenchFile load_microbench(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(SourceLoc{path}, "cannot read the microbenchmark file (" + std::string(std::strerror(errno)) + ")");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    MicrobenchFile f;
+    f.path = path;
+    try {
+        f.doc = json::parse(ss.str());
+    } catch (const json::exception& e) {
+        throw InputError(SourceLoc{path}, std::string("not valid JSON: ") + one_line(e.what()));
+    }
+    if (!f.doc.is_object()) throw InputError(SourceLoc{path}, "expected a JSON object (hetsim-microbench output)");
+    const json& schema = f.doc.contains("schema") ? f.doc["schema"] : json();
+    if (!schema.is_string() || schema.get<std::string>() != "hetsim.microbench")
+        throw InputError(SourceLoc{path}, "schema is " + (schema.is_null() ? std::string("missing") : "'" + one_line(schema.dump()) + "'") +
+                                              ", expected \"hetsim.microbench\" (the output of validation/microbench/hetsim-microbench)");
+    const json& version = f.doc.contains("version") ? f.doc["version"] : json();
+    if (!version.is_number_integer() || version.get<int64_t>() != 1)
+        throw InputError(SourceLoc{path}, "hetsim.microbench version " + one_line(version.dump()) +
+                                              " is not supported; this hetsim reads version 1");
+    if (!f.doc.contains("benchmarks") || !f.doc["benchmarks"].is_object())
+        throw InputError(SourceLoc{path}, "no 'benchmarks' object");
+    return f;
+}
+
+Calibration calibrate(const std::vector<MicrobenchFile>& files) {
+    if (files.empty()) throw InputError(SourceLoc{}, "no microbenchmark file given");
+    Pool pool{files, ""};
+    for (const auto& f : files) pool.label += (pool.label.empty() ? "" : " + ") + f.path;
+    Calibration cal;
+    Builder b{pool, cal};
+    try {
+        run_fits(pool, b);
+    } catch (const fit::FitError& e) {
+        throw InputError(SourceLoc{pool.label}, e.what());
+    }
+    // Every fitted value must be accepted by the profile loader.
+    HwProfile scratch;
+    for (const auto& p : cal.params) set_profile_param(scratch, p.key, p.value, SourceLoc{pool.label});
+    // Parameter order of the declaration table.
+    std::vector<Fitted> ordered;
+    for (const auto& d : param_decls())
+        if (const Fitted* f = cal.find(d.key)) ordered.push_back(*f);
+    cal.params = std::move(ordered);
+    return cal;
+}
+
+BaseProfile read_base_profile(const std::string& path) {
+    load_profile(path, SourceLoc{path});  // full check: every parameter once, units, ranges
+    YAML::Node root = load_yaml_file(path);
+    BaseProfile bp;
+    bp.path = path;
+    bp.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar() : "";
+    bp.description = root["description"] && root["description"].IsScalar() ? root["description"].Scalar() : "";
+    YAML::Node params = root["params"];
+    for (auto it = params.begin(); it != params.end(); ++it) {
+        BaseEntry e;
+        e.key = it->first.Scalar();
+        YAML::Node v = it->second;
+        if (v.IsMap()) {
+            auto text = [&](const char* k) { return v[k] && v[k].IsScalar() ? v[k].Scalar() : std::string(); };
+            e.value = text("value");
+            e.source = text("source");
+            e.status = text("status");
+            e.residual = text("residual");
+            e.fit = text("fit");
+        } else {
+            e.value = v.Scalar();
+        }
+        bp.params.push_back(std::move(e));
+    }
+    return bp;
+}
+
+std::string render_profile(const BaseProfile& base, const Calibration& cal, const std::vector<MicrobenchFile>& files,
+                           const std::string& command_line) {
+    std::ostringstream o;
+    o << "# Hardware profile " << one_line(base.name) << ", generated by `hetsim calibrate` from microbenchmark samples.\n"
+      << "# Regenerate it with the command below; do not edit the fitted (status: measured) entries by hand.\n"
+      << "#   " << one_line(command_line) << "\n"
+      << "# Inputs (hetsim-microbench, validation/microbench):\n";
+    for (const auto& f : files) {
+        const json& md = f.doc.contains("metadata") && f.doc["metadata"].is_object() ? f.doc["metadata"] : json::object();
+        auto field = [&](const char* k) {
+            if (!md.contains(k)) return std::string("?");
+            const json& v = md[k];
+            return one_line(v.is_string() ? v.get<std::string>() : v.dump());
+        };
+        const bool complete = f.doc.contains("complete") && f.doc["complete"].is_boolean() && f.doc["complete"].get<bool>();
+        const bool quick = md.contains("quick") && md["quick"].is_boolean() && md["quick"].get<bool>();
+        o << "#   " << one_line(f.path) << ": " << field("gpu") << ", " << field("date") << ", host " << field("host")
+          << ", CUDA driver " << field("driver_cuda_version") << " runtime " << field("cuda_runtime")
+          << (quick ? ", --quick" : "") << (complete ? "" : ", incomplete") << "\n";
+    }
+    o << "# Base profile: " << one_line(base.path)
+      << "; parameters that no benchmark informs keep its value, source and status.\n"
+      << "# Each entry: value (with its unit), source, status: measured (fitted from the inputs as `fit` says, with\n"
+      << "# the RMS `residual` of the fit; recipes: validation/microbench/README.md), lead (hardware-notes, to\n"
+      << "# re-measure), datasheet, or assumed (a guess to be calibrated).\n";
+    o << "name: " << yaml_block_scalar(base.name) << "\n";
+    if (!base.description.empty()) o << "description: " << yaml_block_scalar(base.description) << "\n";
+    o << "params:\n";
+    for (const auto& e : base.params) {
+        std::string key = e.key + ":";
+        key += std::string(key.size() < 28 ? 28 - key.size() : 1, ' ');
+        std::string value, source, status, residual, fit_text;
+        if (const Fitted* f = cal.find(e.key)) {
+            value = f->value;
+            source = f->source;
+            status = "measured";
+            residual = f->residual;
+            fit_text = f->fit;
+        } else {
+            value = e.value;
+            source = e.source;
+            status = e.status;
+            residual = e.residual;
+            fit_text = e.fit;
+        }
+        std::string v = yaml_scalar(value) + ",";
+        if (v.size() < 10) v += std::string(10 - v.size(), ' ');
+        else v += ' ';
+        std::string line = "  " + key + "{value: " + v;
+        std::string rest;
+        if (!source.empty()) rest += "source: " + yaml_quote(source);
+        if (!status.empty()) rest += (rest.empty() ? "" : ", ") + std::string("status: ") + yaml_scalar(status);
+        if (!residual.empty()) rest += (rest.empty() ? "" : ", ") + std::string("residual: ") + yaml_scalar(residual);
+        if (!fit_text.empty()) rest += (rest.empty() ? "" : ", ") + std::string("fit: ") + yaml_quote(fit_text);
+        if (rest.empty()) {
+            line.resize(line.find_last_not_of(' ') + 1);
+            line.pop_back();  // the comma after the value
+        }
+        o << line << rest << "}\n";
+    }
+    return o.str();
+}
+
+std::string format_time_literal(int64_t ps) {
+    if (ps == 0) return "0us";
+    const bool neg = ps < 0;
+    uint64_t a = neg ? static_cast<uint64_t>(-(ps + 1)) + 1 : static_cast<uint64_t>(ps);
+    const uint64_t unit = a >= 1000000000ULL ? 1000000000ULL : 1000000ULL;
+    const char* name = unit == 1000000ULL ? "us" : "ms";
+    const int decimals = unit == 1000000ULL ? 6 : 9;
+    std::string frac = std::to_string(a % unit);
+    frac = std::string(static_cast<size_t>(decimals) - frac.size(), '0') + frac;
+    while (!frac.empty() && frac.back() == '0') frac.pop_back();
+    return (neg ? "-" : "") + std::to_string(a / unit) + (frac.empty() ? "" : "." + frac) + name;
+}
+
+std::string format_bandwidth_literal(uint64_t bps) {
+    struct U {
+        uint64_t f;
+        const char* name;
+        int dec;
+    };
+    const U units[] = {{1000000000000ULL, "TB/s", 12}, {1000000000ULL, "GB/s", 9}, {1000000ULL, "MB/s", 6}};
+    for (const auto& u : units)
+        if (bps >= u.f) {
+            std::string frac = std::to_string(bps % u.f);
+            frac = std::string(static_cast<size_t>(u.dec) - frac.size(), '0') + frac;
+            while (!frac.empty() && frac.back() == '0') frac.pop_back();
+            return std::to_string(bps / u.f) + (frac.empty() ? "" : "." + frac) + u.name;
+        }
+    return std::to_string(bps) + "B/s";
+}
+
+std::string format_size_literal(uint64_t bytes) {
+    struct U {
+        int shift;
+        const char* name;
+    };
+    const U units[] = {{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}};
+    for (const auto& u : units) {
+        const uint64_t f = 1ULL << u.shift;
+        if (bytes < f) continue;
+        // Exact with at most 4 decimals: bytes * 10^4 divisible by the unit.
+        __extension__ typedef unsigned __int128 u128;
+        const u128 scaled = static_cast<u128>(bytes) * 10000u;
+        if (scaled % f != 0) continue;
+        const uint64_t whole = bytes / f;
+        uint64_t frac4 = static_cast<uint64_t>((scaled / f) % 10000u);
+        std::string frac = std::to_string(frac4);
+        frac = std::string(4 - frac.size(), '0') + frac;
+        while (!frac.empty() && frac.back() == '0') frac.pop_back();
+        return std::to_string(whole) + (frac.empty() ? "" : "." + frac) + u.name;
+    }
+    return std::to_string(bytes) + "B";
+}
+
+uint64_t round_bandwidth(double bps) {
+    if (!(bps > 0) || !std::isfinite(bps)) return 0;
+    const uint64_t v = static_cast<uint64_t>(std::llround(bps));
+    uint64_t p = 1;
+    while (v / p >= 10000000ULL) p *= 10;  // keep 7 significant digits
+    return (v + p / 2) / p * p;
+}
+
+}  // namespace hetsim::calib

@@ -1,0 +1,328 @@
+#include "report/compare.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "report/json_report.hpp"
+#include "sim/error.hpp"
+
+namespace hetsim::report {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSchema = "hetsim.measured";
+constexpr int kVersion = 1;
+constexpr const char* kSyncNote =
+    "measured exposed sync is an estimate: the runner does not split a blocking call into call cost and wait, so "
+    "the whole host phase of a stream/event/device sync or a blocking copy/memset counts as waiting";
+
+class Reader {
+public:
+    explicit Reader(const std::string& file) : file_(file) {}
+    [[noreturn]] void fail(const std::string& what) const { throw InputError(SourceLoc{file_, 0, 0}, what); }
+
+    Time ns(const json& o, const char* key, const std::string& ctx) const {
+        const json& v = o.at(key);
+        int64_t ps = 0;
+        if (v.is_number_integer()) {
+            int64_t n = v.get<int64_t>();
+            if (n > INT64_MAX / 1000 || n < INT64_MIN / 1000) fail(ctx + ": \"" + key + "\" is out of range");
+            ps = n * 1000;
+        } else if (v.is_number_float()) {
+            double d = v.get<double>();
+            if (!std::isfinite(d) || std::fabs(d) > 9e15) fail(ctx + ": \"" + key + "\" is not a finite time");
+            ps = std::llround(d * 1000.0);
+        } else {
+            fail(ctx + ": \"" + key + "\" must be a number of nanoseconds, got " + v.dump());
+        }
+        if (ps < 0) fail(ctx + ": \"" + key + "\" is negative (time zero is when the host threads are released)");
+        return Time::ps(ps);
+    }
+
+    // A phase given by two keys: both or neither.
+    bool phase(const json& o, const char* k0, const char* k1, Time& a, Time& b, const std::string& ctx) const {
+        bool h0 = o.contains(k0), h1 = o.contains(k1);
+        if (h0 != h1) fail(ctx + ": \"" + (h0 ? k0 : k1) + "\" given without \"" + (h0 ? k1 : k0) + "\"");
+        if (!h0) return false;
+        a = ns(o, k0, ctx);
+        b = ns(o, k1, ctx);
+        if (b < a) fail(ctx + ": \"" + k1 + "\" is before \"" + k0 + "\"");
+        return true;
+    }
+
+private:
+    std::string file_;
+};
+
+Engine infer_engine(const Op& op) {
+    switch (op.kind) {
+        case OpKind::Kernel: return Engine::Compute;
+        case OpKind::Memset: return Engine::DeviceCopy;
+        case OpKind::Memcpy:
+            return op.dir == CopyDir::D2D ? Engine::DeviceCopy : op.dir == CopyDir::H2D ? Engine::H2D : Engine::D2H;
+        case OpKind::Prefetch: return op.to_device ? Engine::H2D : Engine::D2H;
+        default: return Engine::None;
+    }
+}
+
+bool blocking(const Op& op) {
+    switch (op.kind) {
+        case OpKind::EventSync: case OpKind::StreamSync: case OpKind::DeviceSync: return true;
+        case OpKind::Memcpy: return op.sync && op.host_mem != MemKind::Pageable;
+        case OpKind::Memset: return op.sync;
+        default: return false;
+    }
+}
+
+json metrics_json(const Metrics& m) {
+    return {{"serial_ns", ns_value(m.serial)},
+            {"elapsed_ns", ns_value(m.elapsed)},
+            {"speedup", m.speedup},
+            {"hidden_ns", ns_value(m.hidden)},
+            {"exposed_sync_ns", ns_value(m.exposed_sync)},
+            {"gpu_active_union_ns", ns_value(m.gpu_active_union)},
+            {"gpu_active_fraction", m.gpu_active_fraction},
+            {"exposed_sync_fraction", m.exposed_sync_fraction}};
+}
+
+json op_error_json(const Program& p, const OpError& e) {
+    json j = {{"index", e.op}, {"name", p.op_name(e.op)}, {"kind", to_string(p.ops[e.op].kind)}};
+    if (!e.compared) {
+        j["phase"] = "none";
+        return j;
+    }
+    j["phase"] = phase_name(e.phase);
+    j["lane"] = e.lane;
+    j["measured_start_ns"] = ns_value(e.meas_start);
+    j["measured_end_ns"] = ns_value(e.meas_end);
+    j["simulated_start_ns"] = ns_value(e.sim_start);
+    j["simulated_end_ns"] = ns_value(e.sim_end);
+    j["start_error_ns"] = ns_value(e.start_error);
+    j["end_error_ns"] = ns_value(e.end_error);
+    return j;
+}
+
+std::string signed_time(Time t) {
+    std::string s(t > Time{} ? "+" : "");  // appends, not operator+: GCC 12 -Wrestrict false positive
+    return s.append(format_time(t));
+}
+
+std::string pct(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%+.2f%%", v);
+    return b;
+}
+
+std::string fixed(double v, const char* fmt) {
+    char b[32];
+    std::snprintf(b, sizeof b, fmt, v);
+    return b;
+}
+
+// Columns padded to their widest cell; columns from `right_from` on are right-aligned.
+void write_table(std::ostream& os, const std::vector<std::vector<std::string>>& rows, size_t right_from) {
+    std::vector<size_t> w;
+    for (const auto& r : rows)
+        for (size_t i = 0; i < r.size(); ++i) {
+            if (w.size() <= i) w.push_back(0);
+            w[i] = std::max(w[i], r[i].size());
+        }
+    for (const auto& r : rows) {
+        std::string line;
+        for (size_t i = 0; i < r.size(); ++i) {
+            std::string pad(w[i] - r[i].size(), ' ');
+            line.append(i == 0 ? "  " : "   ").append(i >= right_from ? pad + r[i] : r[i] + pad);
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        os << line << "\n";
+    }
+}
+
+}  // namespace
+
+Timeline measured_timeline_from_json(const json& j, const Program& p, const std::string& file) {
+    Reader rd(file);
+    if (!j.is_object()) rd.fail("expected a measured timeline (a JSON object with \"schema\": \"hetsim.measured\")");
+    if (!j.contains("schema"))
+        rd.fail("no \"schema\" key: expected a measured timeline from hetsim-runner (\"schema\": \"hetsim.measured\")");
+    if (j["schema"] != kSchema)
+        rd.fail("schema is " + j["schema"].dump() + ", expected \"" + kSchema + "\" (a measured timeline from hetsim-runner)");
+    if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != kVersion)
+        rd.fail("measured timeline version " + (j.contains("version") ? j["version"].dump() : std::string("(missing)")) +
+                " is not supported; this hetsim reads version " + std::to_string(kVersion));
+    if (!j.contains("ops") || !j["ops"].is_array()) rd.fail("expected an \"ops\" array");
+    const json& ops = j["ops"];
+    if (ops.size() != p.ops.size())
+        rd.fail("the measured timeline has " + std::to_string(ops.size()) + " ops but the scenario lowers to " +
+                std::to_string(p.ops.size()) + " (measured from another scenario, or with other --set values?)");
+    Timeline t;
+    t.ops.resize(p.ops.size());
+    std::vector<bool> seen(p.ops.size(), false);
+    Time latest;
+    for (size_t k = 0; k < ops.size(); ++k) {
+        const json& o = ops[k];
+        std::string at = "ops[" + std::to_string(k) + "]";
+        if (!o.is_object()) rd.fail(at + ": expected an object");
+        if (!o.contains("index") || !o["index"].is_number_integer()) rd.fail(at + ": needs an integer \"index\"");
+        int64_t idx = o["index"].get<int64_t>();
+        if (idx < 0 || static_cast<uint64_t>(idx) >= p.ops.size())
+            rd.fail(at + ": index " + std::to_string(idx) + " is out of range (the scenario has " +
+                    std::to_string(p.ops.size()) + " ops)");
+        const uint32_t i = static_cast<uint32_t>(idx);
+        if (seen[i]) rd.fail(at + ": op index " + std::to_string(i) + " appears twice");
+        seen[i] = true;
+        std::string ctx = "op " + std::to_string(i) + " (" + p.op_name(i) + ")";
+        if (!o.contains("name") || o["name"] != p.op_name(i))
+            rd.fail("op " + std::to_string(i) + ": measured name " + (o.contains("name") ? o["name"].dump() : "(missing)") +
+                    " does not match the scenario's \"" + p.op_name(i) + "\"");
+        if (o.contains("kind") && o["kind"] != to_string(p.ops[i].kind))
+            rd.fail(ctx + ": measured kind " + o["kind"].dump() + " does not match the scenario's " +
+                    to_string(p.ops[i].kind));
+        OpRecord& r = t.ops[i];
+        if (rd.phase(o, "host_start_ns", "host_end_ns", r.host_start, r.host_end, ctx)) {
+            if (blocking(p.ops[i])) r.sync_wait = r.host_end - r.host_start;
+            latest = max(latest, r.host_end);
+        }
+        if (rd.phase(o, "gpu_start_ns", "gpu_end_ns", r.gpu_start, r.gpu_end, ctx)) {
+            r.engine = infer_engine(p.ops[i]);
+            latest = max(latest, r.gpu_end);
+        }
+    }
+    t.end_to_end = j.contains("end_to_end_ns") ? rd.ns(j, "end_to_end_ns", "the document") : latest;
+    if (t.end_to_end == Time{} && !p.ops.empty()) rd.fail("the measured end to end time is 0");
+    if (j.contains("warnings") && j["warnings"].is_array())
+        for (const json& w : j["warnings"])
+            if (w.is_string()) t.warnings.push_back(w.get<std::string>());
+    return t;
+}
+
+Timeline read_measured_timeline(const std::string& file, const Program& p) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw InputError(SourceLoc{file, 0, 0}, std::string("cannot read measured timeline: ") + std::strerror(errno));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    json j;
+    try {
+        j = json::parse(ss.str());
+    } catch (const json::parse_error& e) {
+        throw InputError(SourceLoc{file, 0, 0}, std::string("not valid JSON: ") + e.what());
+    }
+    return measured_timeline_from_json(j, p, file);
+}
+
+Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeline& meas, size_t top) {
+    Comparison c;
+    c.simulated = sim.end_to_end;
+    c.measured = meas.end_to_end;
+    c.error = c.simulated - c.measured;
+    c.error_pct = c.measured.ps() != 0
+                      ? 100.0 * static_cast<double>(c.error.ps()) / static_cast<double>(c.measured.ps())
+                      : 0.0;
+    c.sim = analyze(p, sim);
+    c.meas = analyze(p, meas);
+    const size_t n = std::min({p.ops.size(), sim.ops.size(), meas.ops.size()});
+    for (uint32_t i = 0; i < n; ++i) {
+        const OpRecord& s = sim.ops[i];
+        const OpRecord& m = meas.ops[i];
+        OpError e;
+        e.op = i;
+        if (s.has_gpu() && m.has_gpu()) {
+            e.compared = true;
+            e.phase = Phase::Gpu;
+            e.lane = stream_lane(p, p.ops[i].stream);
+            e.sim_start = s.gpu_start, e.sim_end = s.gpu_end, e.meas_start = m.gpu_start, e.meas_end = m.gpu_end;
+        } else if (s.has_host() && m.has_host()) {
+            e.compared = true;
+            e.phase = Phase::Host;
+            e.lane = host_lane(p, p.ops[i].thread);
+            e.sim_start = s.host_start, e.sim_end = s.host_end, e.meas_start = m.host_start, e.meas_end = m.host_end;
+        }
+        e.start_error = e.sim_start - e.meas_start;
+        e.end_error = e.sim_end - e.meas_end;
+        c.ops.push_back(std::move(e));
+    }
+    std::vector<uint32_t> order;
+    for (uint32_t i = 0; i < c.ops.size(); ++i)
+        if (c.ops[i].compared) order.push_back(i);
+    auto mag = [&](uint32_t i) { return std::abs(c.ops[i].end_error.ps()); };
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return mag(a) > mag(b); });
+    if (order.size() > top) order.resize(top);
+    c.largest = std::move(order);
+    return c;
+}
+
+json comparison_to_json(const Program& p, const Comparison& c, const std::string& scenario, const std::string& measured_file) {
+    json j;
+    j["scenario"] = scenario;
+    j["measured_file"] = measured_file;
+    j["end_to_end"] = {{"simulated_ns", ns_value(c.simulated)},
+                       {"measured_ns", ns_value(c.measured)},
+                       {"error_ns", ns_value(c.error)},
+                       {"error_pct", c.error_pct}};
+    j["metrics"] = {{"simulated", metrics_json(c.sim.metrics)}, {"measured", metrics_json(c.meas.metrics)}};
+    json ops = json::array(), largest = json::array();
+    for (const OpError& e : c.ops) ops.push_back(op_error_json(p, e));
+    for (uint32_t i : c.largest) largest.push_back(op_error_json(p, c.ops[i]));
+    j["ops"] = std::move(ops);
+    j["largest"] = std::move(largest);
+    j["notes"] = json::array({kSyncNote});
+    return j;
+}
+
+std::string comparison_headline(const Comparison& c) {
+    return "simulated " + format_time(c.simulated) + " vs measured " + format_time(c.measured) + ": error " +
+           signed_time(c.error) + " (" + pct(c.error_pct) + ")";
+}
+
+void write_comparison_text(std::ostream& os, const Program& p, const Comparison& c, const std::string& scenario,
+                           const std::string& measured_file) {
+    os << "compare: " << scenario << " (simulated) vs " << measured_file << " (measured)\n\n";
+    os << "end to end: " << comparison_headline(c) << "\n\n";
+
+    const Metrics& s = c.sim.metrics;
+    const Metrics& m = c.meas.metrics;
+    auto trow = [](const char* name, Time a, Time b) {
+        return std::vector<std::string>{name, format_time(a), format_time(b), signed_time(a - b)};
+    };
+    std::vector<std::vector<std::string>> rows = {
+        {"metric", "simulated", "measured", "sim - measured"},
+        trow("serial work", s.serial, m.serial),
+        trow("elapsed", s.elapsed, m.elapsed),
+        {"speedup", fixed(s.speedup, "%.3fx"), fixed(m.speedup, "%.3fx"), fixed(s.speedup - m.speedup, "%+.3fx")},
+        trow("hidden (serial - elapsed)", s.hidden, m.hidden),
+        trow("exposed sync wait *", s.exposed_sync, m.exposed_sync),
+        trow("GPU active union", s.gpu_active_union, m.gpu_active_union),
+        {"GPU active fraction", fixed(s.gpu_active_fraction, "%.3f"), fixed(m.gpu_active_fraction, "%.3f"),
+         fixed(s.gpu_active_fraction - m.gpu_active_fraction, "%+.3f")},
+    };
+    write_table(os, rows, 1);
+    os << "  * measured: estimated; the whole host phase of a blocking call (stream/event/device sync,\n"
+          "    blocking copy or memset) counts as waiting\n\n";
+
+    size_t compared = 0;
+    for (const OpError& e : c.ops) compared += e.compared ? 1 : 0;
+    os << "largest per-op errors (simulated - measured, by |end error|): " << c.largest.size() << " of " << compared
+       << " compared ops";
+    if (compared != c.ops.size()) os << " (" << c.ops.size() - compared << " ops have no phase in both timelines)";
+    os << "\n";
+    if (c.largest.empty()) return;
+    std::vector<std::vector<std::string>> t = {{"op", "name", "kind", "phase", "lane", "meas start", "meas end",
+                                                "sim start", "sim end", "start error", "end error"}};
+    for (uint32_t i : c.largest) {
+        const OpError& e = c.ops[i];
+        t.push_back({std::to_string(e.op), p.op_name(e.op), to_string(p.ops[e.op].kind), phase_name(e.phase), e.lane,
+                     format_time(e.meas_start), format_time(e.meas_end), format_time(e.sim_start),
+                     format_time(e.sim_end), signed_time(e.start_error), signed_time(e.end_error)});
+    }
+    write_table(os, t, 5);
+}
+
+}  // namespace hetsim::report

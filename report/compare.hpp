@@ -1,0 +1,63 @@
+// Simulated vs measured: reads a measured timeline (hetsim-runner's "hetsim.measured" JSON) into
+// a Timeline of the same Program, and compares the two per op and end to end, with the
+// parallelism evidence of both side by side. Used by `hetsim compare`.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/analysis.hpp"
+
+namespace hetsim::report {
+
+// Reads a measured timeline ("schema": "hetsim.measured", "version": 1) of program `p`. Ops are
+// matched by "index" (each exactly once) and their "name" (and "kind", where given) must agree
+// with the program; keys the runner adds (thread, stream, issue_*_ns, metadata) are ignored.
+// Engines are inferred from the op kind (the runner records none). Sync waits are an estimate:
+// the whole host phase of a blocking call (stream/event/device sync, blocking copy or memset
+// from non-pageable memory) counts as waiting. end_to_end is "end_to_end_ns" when present,
+// else the latest phase end. Throws hetsim::InputError{file, ...} on any mismatch.
+Timeline measured_timeline_from_json(const nlohmann::json& j, const Program& p, const std::string& file);
+
+// Reads and parses `file`, then measured_timeline_from_json. InputError when it cannot be read.
+Timeline read_measured_timeline(const std::string& file, const Program& p);
+
+// One op compared: on the GPU phase when both timelines have one, else on the host phase when
+// both have one, else not compared (phase == "none").
+struct OpError {
+    uint32_t op = 0;
+    bool compared = false;
+    Phase phase = Phase::Host;
+    std::string lane;                 // stream lane (GPU phase) or host lane
+    Time sim_start, sim_end, meas_start, meas_end;
+    Time start_error, end_error;      // simulated - measured
+};
+
+struct Comparison {
+    Time simulated, measured;  // end to end
+    Time error;                // simulated - measured
+    double error_pct = 0;      // 100 * error / measured (0 when measured is 0)
+    Analysis sim, meas;
+    std::vector<OpError> ops;      // one per op, in op order
+    std::vector<uint32_t> largest; // indices into ops: compared ops by |end error| (desc), ties by op index
+};
+
+Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeline& meas, size_t top);
+
+// {scenario, measured_file, end_to_end: {simulated_ns, measured_ns, error_ns, error_pct},
+//  metrics: {simulated: {...}, measured: {...}}, ops: [...], largest: [...], notes: [...]}.
+nlohmann::json comparison_to_json(const Program& p, const Comparison& c, const std::string& scenario,
+                                  const std::string& measured_file);
+
+// The readable report: end to end, metrics side by side, the largest per-op errors.
+void write_comparison_text(std::ostream& os, const Program& p, const Comparison& c, const std::string& scenario,
+                           const std::string& measured_file);
+
+// "simulated 1.234 ms vs measured 1.300 ms: error -66.000 us (-5.08%)"
+std::string comparison_headline(const Comparison& c);
+
+}  // namespace hetsim::report

@@ -1,0 +1,33 @@
+// Prediction error against the committed H200 measurements (validation/measurements/h200):
+// every validation scenario measured on the GPU is simulated with the shipped h200 profile
+// and compared with its measured uninstrumented end-to-end median, pooled over machine starts.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "report/accuracy.hpp"
+
+using namespace hetsim::report;
+
+TEST_CASE("accuracy: validation scenarios against the committed H200 measurements") {
+    const std::string root = HETSIM_SOURCE_DIR;
+    AccuracyReport r = validate_against({root + "/validation/measurements/h200/2026-11-30a",
+                                         root + "/validation/measurements/h200/2026-11-30b"},
+                                        root + "/scenarios/validation", 0.05, 0.15);
+    REQUIRE(r.scenarios.size() >= 30);
+    for (const auto& s : r.scenarios) {
+        CHECK(s.starts == 2);  // each scenario measured on two machine starts
+        CHECK(s.runs >= 10);
+    }
+    CHECK(r.median_abs <= 0.05);
+    // Scenarios whose error passes both 15% and their own run-to-run spread. Each is a model
+    // gap documented in docs/model.md ("Known limits"); the list must shrink, never grow.
+    const std::set<std::string> known_gaps = {
+        "15_pageable_readback_2streams",  // pinned H2D runs at half speed beside pageable D2H
+    };
+    for (const auto& s : r.scenarios) {
+        INFO(s.name << ": predicted " << s.predicted_ns << " ns, measured " << s.measured_ns << " ns, error "
+                    << 100 * s.error << "%, spread " << 100 * s.spread << "%");
+        CHECK(s.pass != (known_gaps.count(s.name) == 1));
+    }
+}

@@ -1,0 +1,411 @@
+// Tests of `hetsim compare` and report/compare, report/svg_timeline and the two-timeline Chrome
+// trace: a small inline scenario is simulated, a measured timeline is synthesised from it with
+// known perturbations (one kernel 10 us late, end to end x1.05), and the errors are checked.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "frontend/scenario.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/compare.hpp"
+#include "report/json_report.hpp"
+#include "report/output_file.hpp"
+#include "report/svg_timeline.hpp"
+#include "sim/engine.hpp"
+#include "sim/error.hpp"
+
+using namespace hetsim;
+using namespace hetsim::report;
+using Catch::Matchers::Contains;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kYaml = R"(name: compare <test> & 'co'
+hardware: {profile: h200, zero_latency: true}
+params: {n: 2}
+streams: [s]
+threads:
+  main:
+    - repeat: n
+      do:
+        - {host: prep, duration: 100us}
+        - {memcpy_async: up, direction: h2d, bytes: 8MiB, stream: s}
+        - {kernel: work, stream: s, duration: 200us}
+        - {memcpy_async: down, direction: d2h, bytes: 8MiB, stream: s}
+    - stream_sync: s
+)";
+
+struct Fixture {
+    Scenario sc;
+    Timeline sim;
+    uint32_t shifted = 0;  // the op that the measured timeline has 10 us late
+    Fixture() : sc(load_scenario_text(kYaml, "compare_test.yaml")), sim(simulate(sc.program, sc.profile)) {
+        for (uint32_t i = 0; i < sc.program.ops.size(); ++i)
+            if (sc.program.op_name(i) == "work[0]") shifted = i;
+    }
+};
+
+// A measured document from `t`: op `shift_op` (if >= 0) 10 us late in both phases, end to end
+// scaled by `e2e_percent` / 100.
+json measured_doc(const Program& p, const Timeline& t, int64_t shift_op, int64_t e2e_percent) {
+    json ops = json::array();
+    for (uint32_t i = 0; i < p.ops.size(); ++i) {
+        const OpRecord& r = t.ops[i];
+        Time d = static_cast<int64_t>(i) == shift_op ? Time::us(10) : Time{};
+        json o = {{"index", i}, {"name", p.op_name(i)}, {"kind", to_string(p.ops[i].kind)}, {"thread", p.ops[i].thread}};
+        if (p.ops[i].stream >= 0) o["stream"] = p.ops[i].stream;
+        if (r.has_host()) o["host_start_ns"] = ns_value(r.host_start + d), o["host_end_ns"] = ns_value(r.host_end + d);
+        if (r.has_gpu()) o["gpu_start_ns"] = ns_value(r.gpu_start + d), o["gpu_end_ns"] = ns_value(r.gpu_end + d);
+        ops.push_back(std::move(o));
+    }
+    return {{"schema", "hetsim.measured"}, {"version", 1}, {"scenario", "compare test"},
+            {"metadata", {{"gpu", "synthetic"}, {"timing", "events"}}},
+            {"end_to_end_ns", ns_value(Time::ps(t.end_to_end.ps() * e2e_percent / 100))},
+            {"end_to_end_runs_ns", json::array()}, {"uninstrumented_end_to_end_ns", json::array()},
+            {"ops", std::move(ops)}, {"warnings", json::array()}};
+}
+
+size_t phases(const Timeline& t) {
+    size_t n = 0;
+    for (const OpRecord& r : t.ops) n += (r.has_host() ? 1 : 0) + (r.has_gpu() ? 1 : 0);
+    return n;
+}
+
+size_t count(const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + what.size())) ++n;
+    return n;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// A scratch directory holding the scenario and measured files; removed at the end.
+struct TempDir {
+    fs::path dir;
+    TempDir() {
+        static int counter = 0;
+        dir = fs::temp_directory_path() / ("hetsim-compare-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        fs::create_directories(dir);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    std::string write(const std::string& name, const std::string& text) const {
+        std::ofstream(dir / name, std::ios::binary) << text;
+        return (dir / name).string();
+    }
+    std::string path(const std::string& name) const { return (dir / name).string(); }
+};
+
+struct CliRun {
+    int code = -1;
+    std::string out, err;
+};
+
+// Runs `hetsim compare <args>` in the repository root; `args` must be shell-safe.
+CliRun compare_cli(const TempDir& tmp, const std::string& args) {
+    const std::string err_path = tmp.path("stderr.txt");
+    const std::string cmd = "cd '" HETSIM_SOURCE_DIR "' && '" HETSIM_CLI_PATH "' compare " + args + " 2>'" + err_path + "'";
+    CliRun r;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buf[4096];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+    const int status = ::pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = slurp(err_path);
+    return r;
+}
+
+// Two paths, single-quoted for the shell.
+std::string quoted(const std::string& a, const std::string& b) {
+    std::string s(1, '\'');  // appends, not operator+: GCC 12 -Wrestrict false positive
+    return s.append(a).append("' '").append(b).append(1, '\'');
+}
+
+// Scenario and measured files for the CLI: returns "SCENARIO MEASURED" (quoted).
+std::string cli_files(const TempDir& tmp, const json& measured) {
+    return quoted(tmp.write("scenario.yaml", kYaml), tmp.write("measured.json", measured.dump(2)));
+}
+
+// Tags balance: every <x ...> closed by </x> in order, <x/> and <?...?> skipped.
+bool tags_balanced(const std::string& s) {
+    std::vector<std::string> stack;
+    for (size_t at = s.find('<'); at != std::string::npos; at = s.find('<', at + 1)) {
+        size_t end = s.find('>', at);
+        if (end == std::string::npos) return false;
+        std::string tag = s.substr(at + 1, end - at - 1);
+        if (tag.empty() || tag[0] == '?' || tag.back() == '/') continue;
+        if (tag[0] == '/') {
+            if (stack.empty() || stack.back() != tag.substr(1)) return false;
+            stack.pop_back();
+        } else {
+            stack.push_back(tag.substr(0, tag.find(' ')));
+        }
+    }
+    return stack.empty();
+}
+
+}  // namespace
+
+TEST_CASE("compare: per-op and end-to-end errors of a perturbed measurement") {
+    Fixture f;
+    const Program& p = f.sc.program;
+    REQUIRE(p.ops.size() == 9);
+    Timeline meas = measured_timeline_from_json(measured_doc(p, f.sim, f.shifted, 105), p, "m.json");
+    Comparison c = compare_timelines(p, f.sim, meas, 3);
+
+    CHECK(c.simulated == f.sim.end_to_end);
+    CHECK(c.measured == Time::ps(f.sim.end_to_end.ps() * 105 / 100));
+    CHECK(c.error == c.simulated - c.measured);
+    CHECK(c.error_pct == Approx(-100.0 * 0.05 / 1.05).epsilon(1e-6));
+    REQUIRE(c.ops.size() == p.ops.size());
+    for (const OpError& e : c.ops) {
+        INFO("op " << e.op << " " << p.op_name(e.op));
+        REQUIRE(e.compared);
+        CHECK(e.phase == (f.sim.ops[e.op].has_gpu() ? Phase::Gpu : Phase::Host));
+        Time want = e.op == f.shifted ? Time::us(-10) : Time{};
+        CHECK(e.start_error == want);
+        CHECK(e.end_error == want);
+    }
+    CHECK(c.ops[f.shifted].lane == "stream:s");
+    CHECK(c.ops[f.shifted].meas_end == f.sim.ops[f.shifted].gpu_end + Time::us(10));
+    REQUIRE(c.largest.size() == 3);
+    CHECK(c.largest[0] == f.shifted);
+    CHECK(c.largest[1] < c.largest[2]);  // equal (zero) errors in op order
+    CHECK(c.sim.metrics.elapsed == c.simulated);
+    CHECK(c.meas.metrics.elapsed == c.measured);
+    CHECK(c.meas.metrics.gpu_active_union > Time{});
+    // The measured sync wait is the host phase of the stream sync.
+    const OpRecord& sync = meas.ops[p.ops.size() - 1];
+    CHECK(sync.sync_wait == sync.host_end - sync.host_start);
+    CHECK(meas.ops[f.shifted].engine == Engine::Compute);
+
+    json j = comparison_to_json(p, c, "s.yaml", "m.json");
+    CHECK(j["end_to_end"]["error_pct"].get<double>() == Approx(c.error_pct));
+    CHECK(j["largest"][0]["name"] == "work[0]");
+    CHECK(j["largest"][0]["end_error_ns"] == -10000);
+    CHECK(j["ops"].size() == p.ops.size());
+    CHECK(j["metrics"]["measured"].contains("gpu_active_union_ns"));
+}
+
+TEST_CASE("compare: identical timelines and ops without a common phase") {
+    Fixture f;
+    const Program& p = f.sc.program;
+    json doc = measured_doc(p, f.sim, -1, 100);
+    Timeline same = measured_timeline_from_json(doc, p, "m.json");
+    Comparison c = compare_timelines(p, f.sim, same, 10);
+    CHECK(c.error == Time{});
+    CHECK(c.error_pct == 0.0);
+    CHECK(c.meas.metrics.gpu_active_union == c.sim.metrics.gpu_active_union);
+    for (const OpError& e : c.ops) CHECK(e.end_error == Time{});
+
+    // Op 0 (host work) loses its phase in the measurement: not compared, not listed.
+    doc["ops"][0].erase("host_start_ns");
+    doc["ops"][0].erase("host_end_ns");
+    Comparison d = compare_timelines(p, f.sim, measured_timeline_from_json(doc, p, "m.json"), 100);
+    CHECK_FALSE(d.ops[0].compared);
+    CHECK(d.largest.size() == p.ops.size() - 1);
+    CHECK(std::find(d.largest.begin(), d.largest.end(), 0u) == d.largest.end());
+    CHECK(comparison_to_json(p, d, "s", "m")["ops"][0]["phase"] == "none");
+
+    // Ops are matched by index, not position.
+    json rev = measured_doc(p, f.sim, -1, 100);
+    std::reverse(rev["ops"].begin(), rev["ops"].end());
+    Timeline r = measured_timeline_from_json(rev, p, "m.json");
+    for (uint32_t i = 0; i < p.ops.size(); ++i) CHECK(r.ops[i].end() == f.sim.ops[i].end());
+}
+
+TEST_CASE("compare: bad measured documents throw InputError naming the file") {
+    Fixture f;
+    const Program& p = f.sc.program;
+    const json good = measured_doc(p, f.sim, -1, 100);
+    // Applies `change` to a good document and expects an InputError containing `what`.
+    auto expect = [&](const std::function<void(json&)>& change, const std::string& what) {
+        INFO(what);
+        json doc = good;
+        change(doc);
+        try {
+            measured_timeline_from_json(doc, p, "bad.json");
+            FAIL("no error");
+        } catch (const InputError& e) {
+            CHECK(e.where().file == "bad.json");
+            CHECK_THAT(std::string(e.what()), Contains(what));
+            CHECK(std::string(e.what()).find('\n') == std::string::npos);
+        }
+    };
+    expect([](json& d) { d["schema"] = "hetsim.program"; }, "schema is \"hetsim.program\"");
+    expect([](json& d) { d.erase("schema"); }, "no \"schema\"");
+    expect([](json& d) { d["version"] = 2; }, "version 2 is not supported");
+    expect([](json& d) { d["ops"].erase(d["ops"].size() - 1); }, "has 8 ops but the scenario lowers to 9");
+    expect([](json& d) { d["ops"][2]["name"] = "other"; },
+           "measured name \"other\" does not match the scenario's \"" + p.op_name(2) + "\"");
+    expect([](json& d) { d["ops"][3]["index"] = 2; }, "op index 2 appears twice");
+    expect([](json& d) { d["ops"][1]["kind"] = "kernel"; }, "measured kind \"kernel\"");
+    expect([](json& d) { d["ops"][1].erase("gpu_end_ns"); }, "\"gpu_start_ns\" given without \"gpu_end_ns\"");
+    expect([](json& d) { d["ops"][1]["gpu_start_ns"] = "soon"; }, "must be a number of nanoseconds");
+    expect([](json& d) { d["ops"][1]["gpu_start_ns"] = -5; }, "is negative");
+    CHECK_THROWS_AS(read_measured_timeline("/nonexistent/measured.json", p), InputError);
+}
+
+TEST_CASE("compare: CLI reports, formats and --max-error exit codes") {
+    Fixture f;
+    TempDir tmp;
+    const std::string files = cli_files(tmp, measured_doc(f.sc.program, f.sim, f.shifted, 105));
+
+    CliRun r = compare_cli(tmp, files + " --format json --top 3");
+    REQUIRE(r.code == 0);
+    CHECK(r.err.empty());
+    json j = json::parse(r.out);
+    for (const char* k : {"scenario", "measured_file", "end_to_end", "metrics", "ops", "largest"}) CHECK(j.contains(k));
+    CHECK(j["end_to_end"]["error_pct"].get<double>() == Approx(-100.0 * 0.05 / 1.05).epsilon(1e-6));
+    CHECK(j["end_to_end"]["simulated_ns"] == ns_value(f.sim.end_to_end));
+    CHECK(j["metrics"]["simulated"]["speedup"].get<double>() > 0);
+    CHECK(j["ops"].size() == 9);
+    REQUIRE(j["largest"].size() == 3);
+    CHECK(j["largest"][0]["name"] == "work[0]");
+    CHECK(j["largest"][0]["kind"] == "kernel");
+    CHECK(j["largest"][0]["lane"] == "stream:s");
+    CHECK(j["largest"][0]["start_error_ns"] == -10000);
+
+    r = compare_cli(tmp, files);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("end to end: simulated") && Contains("(-4.76%)") && Contains("GPU active union") &&
+                          Contains("work[0]") && Contains("-10.000 us"));
+
+    r = compare_cli(tmp, files + " --max-error 4");
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Contains("4.76%") && Contains("--max-error"));
+    CHECK(compare_cli(tmp, files + " --max-error 5").code == 0);
+    CHECK(compare_cli(tmp, files + " --max-error 4.8").code == 0);
+
+    // --set changes the program: the measurement no longer matches.
+    r = compare_cli(tmp, files + " --set n=3");
+    CHECK(r.code == 2);
+    CHECK(count(r.err, "\n") == 1);
+    CHECK_THAT(r.err, Contains("has 9 ops but the scenario lowers to 13"));
+}
+
+TEST_CASE("compare: bad inputs exit 2 with one line") {
+    Fixture f;
+    TempDir tmp;
+    json wrong_schema = measured_doc(f.sc.program, f.sim, -1, 100), wrong_version = wrong_schema, short_ops = wrong_schema;
+    wrong_schema["schema"] = "hetsim.report";
+    wrong_version["version"] = 7;
+    short_ops["ops"].erase(0);
+    const std::string scenario = tmp.write("scenario.yaml", kYaml);
+    const std::string schema = tmp.write("schema.json", wrong_schema.dump());
+    // {arguments, what stderr must contain}; stderr is one line "FILE: error: ..." in each case.
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {quoted(scenario, schema), schema + ": error: schema is \"hetsim.report\""},
+        {quoted(scenario, tmp.write("version.json", wrong_version.dump())), "version 7 is not supported"},
+        {quoted(scenario, tmp.write("count.json", short_ops.dump())), "has 8 ops but the scenario lowers to 9"},
+        {quoted(scenario, tmp.write("broken.json", "{\"schema\": ")), "broken.json: error: not valid JSON"},
+        {quoted(scenario, tmp.path("missing.json")), "cannot read measured timeline"},
+        {quoted(tmp.path("missing.yaml"), schema), "missing.yaml"},
+        {quoted(scenario, schema) + " --format xml", "expected text or json"},
+        {quoted(scenario, schema) + " --top -1", "--top"},
+    };
+    for (const auto& [args, message] : cases) {
+        INFO(args);
+        CliRun r = compare_cli(tmp, args);
+        CHECK(r.code == 2);
+        CHECK(count(r.err, "\n") == 1);
+        CHECK_THAT(r.err, Contains(message));
+        CHECK(r.out.empty());
+    }
+}
+
+TEST_CASE("compare: Chrome trace with both timelines") {
+    Fixture f;
+    TempDir tmp;
+    const std::string files = cli_files(tmp, measured_doc(f.sc.program, f.sim, f.shifted, 105));
+    const std::string trace = tmp.path("both.json");
+    REQUIRE(compare_cli(tmp, files + " --trace '" + trace + "'").code == 0);
+    json j = json::parse(slurp(trace));
+    std::set<int> pids;
+    std::map<int, std::string> names;
+    std::map<int, size_t> slices;
+    std::map<int, double> work_ts;
+    std::set<int> flow_ids;
+    for (const json& e : j["traceEvents"]) {
+        int pid = e["pid"].get<int>();
+        pids.insert(pid);
+        if (e["ph"] == "M" && e["name"] == "process_name") names[pid] = e["args"]["name"].get<std::string>();
+        if (e["ph"] == "X") ++slices[pid];
+        if (e["ph"] == "X" && e["name"] == "work[0]" && e["tid"] == 2) work_ts[pid] = e["ts"].get<double>();
+        if (e["ph"] == "s") CHECK(flow_ids.insert(e["id"].get<int>()).second);
+    }
+    CHECK(pids == std::set<int>{1, 2, 3, 4});
+    CHECK(names[1] == "Simulated host");
+    CHECK(names[2] == "Simulated GPU");
+    CHECK(names[3] == "Measured host");
+    CHECK(names[4] == "Measured GPU");
+    CHECK(slices[1] == slices[3]);
+    CHECK(slices[2] == slices[4]);  // engines inferred for the measured ops
+    REQUIRE(work_ts.count(2) == 1);
+    REQUIRE(work_ts.count(4) == 1);
+    CHECK(work_ts[4] - work_ts[2] == Approx(10.0));  // microseconds
+
+    // One timeline through the multi writer is the single-timeline trace, byte for byte.
+    const Program& p = f.sc.program;
+    std::string one = to_string_with([&](std::ostream& o) { write_chrome_trace(o, p, f.sim); });
+    std::string multi = to_string_with([&](std::ostream& o) { write_chrome_trace_multi(o, p, {{&f.sim, "Host", "GPU"}}); });
+    CHECK(one == multi);
+}
+
+TEST_CASE("compare: SVG of both timelines") {
+    Fixture f;
+    TempDir tmp;
+    const Program& p = f.sc.program;
+    const json doc = measured_doc(p, f.sim, f.shifted, 105);
+    const std::string files = cli_files(tmp, doc);
+    const std::string svg = tmp.path("both.svg");
+    REQUIRE(compare_cli(tmp, files + " --svg '" + svg + "'").code == 0);
+    const std::string s = slurp(svg);
+    CHECK(s.rfind("<?xml", 0) == 0);
+    CHECK(count(s, "<svg ") == 1);
+    CHECK(count(s, "</svg>") == 1);
+    CHECK(s.size() >= 7);
+    CHECK(s.substr(s.size() - 7) == "</svg>\n");
+    CHECK(tags_balanced(s));
+    Timeline meas = measured_timeline_from_json(doc, p, "m");
+    CHECK(count(s, "<rect class=\"op ") == phases(f.sim) + phases(meas));
+    CHECK(count(s, "<rect class=\"op gpu kernel\"") == 4);
+    CHECK(count(s, "<rect class=\"op host sync\"") == 2);
+    CHECK(count(s, "<rect class=\"swatch\"") == 8);
+    // Title: escaped scenario name, end-to-end times and the error.
+    const size_t t0 = s.find("<title>"), t1 = s.find("</title>");
+    REQUIRE(t0 < t1);
+    const std::string title = s.substr(t0, t1 - t0);
+    CHECK_THAT(title, Contains("compare &lt;test&gt; &amp; &apos;co&apos;") && Contains("(-4.76%)") &&
+                          Contains("simulated ") && Contains("measured "));
+    CHECK(s.find("<test>") == std::string::npos);
+    CHECK_THAT(s, Contains(">Simulated<") && Contains(">Measured<") && Contains(">stream:s<") && Contains(">host:main<"));
+    // Deterministic.
+    const std::string again = tmp.path("again.svg");
+    REQUIRE(compare_cli(tmp, files + " --svg '" + again + "'").code == 0);
+    CHECK(slurp(again) == s);
+    CHECK(xml_escape("a<b>&\"'\x01") == "a&lt;b&gt;&amp;&quot;&apos;");
+}
