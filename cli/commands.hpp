@@ -4,7 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "frontend/scenario.hpp"
+
 namespace hetsim::cli {
+
+// `--set name=value` options and --max-ops as LoadOptions; a malformed --set is an InputError.
+LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops);
+
 
 int run_main(const std::vector<std::string>& args);    // hetsim run FILE [options]
 int graph_main(const std::vector<std::string>& args);  // hetsim graph FILE

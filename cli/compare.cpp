@@ -31,18 +31,6 @@ struct CompareArgs {
     int top = 10;
 };
 
-LoadOptions compare_load_options(const CompareArgs& a) {
-    LoadOptions o;
-    o.max_ops = a.max_ops;
-    for (const auto& s : a.sets) {
-        auto eq = s.find('=');
-        if (eq == std::string::npos || eq == 0)
-            throw InputError({"--set " + s}, "expected name=value, e.g. --set chunks=8 or --set hardware.copy.h2d.bandwidth=32GB/s");
-        o.sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-    }
-    return o;
-}
-
 }  // namespace
 
 int compare_main(const std::vector<std::string>& args) {
@@ -87,7 +75,7 @@ int compare_main(const std::vector<std::string>& args) {
             throw InputError({"--max-error"}, "expected a percentage >= 0");
     }
 
-    Scenario sc = load_scenario(a.scenario, compare_load_options(a));
+    Scenario sc = load_scenario(a.scenario, load_options(a.sets, a.max_ops));
     Timeline measured = report::read_measured_timeline(a.measured, sc.program);
     Timeline simulated = simulate(sc.program, sc.profile);
     report::Comparison c = report::compare_timelines(sc.program, simulated, measured, static_cast<size_t>(a.top));

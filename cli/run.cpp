@@ -59,10 +59,14 @@ int parse(const std::vector<std::string>& args, po::options_description& visible
     return -1;
 }
 
-LoadOptions load_options(const Common& c) {
+LoadOptions load_options(const Common& c) { return cli::load_options(c.sets, c.max_ops); }
+
+}  // namespace
+
+LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops) {
     LoadOptions o;
-    o.max_ops = c.max_ops;
-    for (const auto& s : c.sets) {
+    o.max_ops = max_ops;
+    for (const auto& s : sets) {
         auto eq = s.find('=');
         if (eq == std::string::npos || eq == 0)
             throw InputError({"--set " + s}, "expected name=value, e.g. --set chunks=8 or --set hardware.copy.h2d.bandwidth=32GB/s");
@@ -70,8 +74,6 @@ LoadOptions load_options(const Common& c) {
     }
     return o;
 }
-
-}  // namespace
 
 int run_main(const std::vector<std::string>& args) {
     Common c;

@@ -235,6 +235,8 @@ int sweep_main(const std::vector<std::string>& args) {
     def.check();
     sweep::Shard shard = a.shard.empty() ? sweep::Shard{} : sweep::parse_shard(a.shard);
     check_first_point(def, text);
+    const sweep::PlotRequest plot_req{a.x, a.series, a.heatmap};
+    if (!a.plot.empty()) sweep::make_plot(def, {}, plot_req);  // a bad --x / --series fails before any work
 
     uint64_t total = def.points(), resumed = 0;
     std::vector<std::string> rows(total);
@@ -295,7 +297,13 @@ int sweep_main(const std::vector<std::string>& args) {
         if (!rows[p].empty()) e2e[p] = sweep::row_number(header, rows[p], "end_to_end_ns");
     if (a.best) report_best(rep, def, text, e2e, shard);
     if (!a.plot.empty() || (def.has_compare && !a.heatmap)) {
-        sweep::PlotResult pr = sweep::make_plot(def, e2e, {a.x, a.series, a.heatmap});
+        sweep::PlotResult pr;
+        try {
+            pr = sweep::make_plot(def, e2e, plot_req);
+        } catch (const InputError& e) {  // only crossovers were asked for, implicitly
+            std::cerr << "hetsim sweep: no crossovers: " << e.message() << "\n";
+            return 0;
+        }
         for (const std::string& n : pr.notes) std::cerr << "plot: " << n << "\n";
         std::string xname = a.x.empty() ? def.axes[0].name : a.x;
         for (const sweep::Crossover& c : pr.crossovers) rep << sweep::describe(c, xname) << "\n";

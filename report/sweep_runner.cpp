@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -133,6 +134,7 @@ RunOutcome run_points(const SweepDef& def, const std::string& scenario_text, con
     auto interval = cfg.interval;
     uint64_t unsaved = 0;
     std::vector<std::pair<uint64_t, std::string>> batch;
+    std::exception_ptr failed;
     while (true) {
         bool finished;
         {
@@ -148,15 +150,21 @@ RunOutcome run_points(const SweepDef& def, const std::string& scenario_text, con
         if (cfg.cancel && cfg.cancel->load()) stop = true;
         if (cfg.tick) cfg.tick(out.computed);
         if (finished) break;
-        if (cfg.checkpoint && unsaved > 0 && clock::now() - last_checkpoint >= interval) {
+        if (cfg.checkpoint && unsaved > 0 && clock::now() - last_checkpoint >= interval && !failed) {
             auto t0 = clock::now();
-            cfg.checkpoint();
+            try {
+                cfg.checkpoint();
+            } catch (...) {  // e.g. the disk is full: stop the workers, then report it
+                failed = std::current_exception();
+                stop = true;
+            }
             last_checkpoint = clock::now();
             interval = std::max(cfg.interval, std::chrono::duration_cast<std::chrono::milliseconds>(20 * (last_checkpoint - t0)));
             unsaved = 0;
         }
     }
     for (std::thread& t : threads) t.join();
+    if (failed) std::rethrow_exception(failed);
     out.stopped = !out.error && out.computed < todo.size();
     return out;
 }

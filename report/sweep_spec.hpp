@@ -63,7 +63,7 @@ struct SweepDef {
     // The --set list of one point: the fixed sets, then one per axis.
     Sets point_sets(uint64_t point) const;
     std::string describe_point(uint64_t point) const;  // "chunk=4MiB nstreams=2"
-    // One line of canonical JSON; `identity_line` drops the path, for comparing two sweeps.
+    // One line of canonical JSON; `identity_of` drops the path from one, for comparing two sweeps.
     std::string definition_json() const;
     static std::string identity_of(const std::string& definition_json);  // throws std::exception on bad JSON
     const Axis* axis(const std::string& name) const;
