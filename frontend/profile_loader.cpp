@@ -64,9 +64,13 @@ HwProfile load_profile(const std::string& name, const SourceLoc& where) {
                     if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
             std::sort(names.begin(), names.end());
             for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-            std::string near = did_you_mean(name, names);
+            // Variants of the name come first ('h100' -> 'h100-pcie' or 'h100-sxm'), then near spellings.
+            std::string near;
+            for (const auto& n : names)
+                if (n.rfind(name + "-", 0) == 0) near += (near.empty() ? "'" : " or '") + n + "'";
+            if (near.empty() && !(near = did_you_mean(name, names)).empty()) near = "'" + near + "'";
             throw InputError(where, "unknown hardware profile '" + name + "'" +
-                                        (near.empty() ? "" : "; did you mean '" + near + "'?") + " (shipped: " + list +
+                                        (near.empty() ? "" : "; did you mean " + near + "?") + " (shipped: " + list +
                                         "; or give the path of a profile file)");
         }
     } else if (!fs::is_regular_file(path)) {
