@@ -20,6 +20,7 @@ const char* kUsage =
     "  compare FILE M  simulate FILE and compare with M, a measured timeline (hetsim-runner)\n"
     "  validate DIR... prediction error against committed GPU measurements\n"
     "  calc NAME       the seed calculators: stage, overlap, offload, evidence\n"
+    "  calibrate M...  fit a hardware profile from hetsim-microbench samples (-o OUT.yaml)\n"
     "  sweep FILE      run FILE over --vary values in parallel: CSV, plots, shards (sweep-merge joins them)\n"
     "  params          list the hardware-profile parameters\n"
     "  test            (launcher script) build and run the test suite\n"
