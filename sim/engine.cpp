@@ -584,12 +584,10 @@ private:
     // brought up to date and their ends moved.
     void rescale_memory_bound() {
         mem_dirty_ = false;
-        int64_t n = 0;
-        for (size_t s = 0; s < active_.size(); ++s) (void)s;
         std::vector<uint32_t> kernels;
         for (uint32_t b : mem_batches_) kernels.push_back(batches_[b].kernel);
         std::sort(kernels.begin(), kernels.end());
-        n = std::unique(kernels.begin(), kernels.end()) - kernels.begin();
+        int64_t n = std::unique(kernels.begin(), kernels.end()) - kernels.begin();
         if (n == mem_active_) return;
         int64_t old = std::max<int64_t>(1, mem_active_);
         mem_active_ = n;
