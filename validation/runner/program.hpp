@@ -10,7 +10,7 @@
 
 namespace runner {
 
-constexpr int kProgramVersion = 1;
+constexpr int kProgramVersion = 2;
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kGiB = 1ull << 30;
