@@ -400,6 +400,7 @@ std::string Value::describe() const {
         case Dim::Bytes: return std::to_string(i) + " bytes";
         case Dim::Bandwidth: return format_bandwidth(static_cast<uint64_t>(i));
         case Dim::None: return std::to_string(i);
+        case Dim::Curve: break;
     }
     return "?";
 }

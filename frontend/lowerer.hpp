@@ -55,6 +55,7 @@ public:
     int32_t stream_ref(const YAML::Node& n, int32_t thread) const;
     int32_t event_ref(const YAML::Node& n) const;
     int32_t buffer_ref(const YAML::Node& n) const;
+    int32_t graph_ref(const YAML::Node& n) const;
     int32_t resolve(const YAML::Node& n, const std::string& text, const std::unordered_map<std::string, NamedDecl>& decls,
                     const char* what) const;
 
@@ -69,6 +70,8 @@ private:
     void parse_streams(const YAML::Node& n);
     void parse_events(const YAML::Node& n);
     void parse_options(const YAML::Node& n);
+    void parse_graphs(const YAML::Node& n);
+    void emit_graph_launch(Op launch, const YAML::Node& n, const std::string& label, int32_t thread);
 
     void lower_list(const YAML::Node& list, int32_t thread);
     void lower_op(const YAML::Node& op, int32_t thread);
@@ -102,7 +105,8 @@ private:
     std::map<std::string, Param> params_;
     mutable std::vector<std::string> param_stack_;  // params being expanded, to catch cycles
     std::vector<std::pair<std::string, int64_t>> loop_vars_;           // innermost last
-    std::unordered_map<std::string, NamedDecl> buffers_, streams_, events_;
+    std::unordered_map<std::string, NamedDecl> buffers_, streams_, events_, graphs_;
+    int32_t capturing_ = -1;  // lowering the body of this graph: ops become its nodes
     std::unordered_map<std::string, int32_t> threads_;
     std::unordered_map<std::string, uint32_t> name_ids_;
     std::map<std::pair<int, int>, uint32_t> loc_ids_;

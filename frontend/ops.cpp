@@ -13,7 +13,9 @@ namespace {
 const std::vector<std::string>& op_kinds() {
     static const std::vector<std::string> k{"host", "kernel", "memcpy", "memcpy_async", "memset", "memset_async",
                                             "event_record", "stream_wait_event", "event_sync", "stream_sync",
-                                            "device_sync", "prefetch", "repeat", "if"};
+                                            "device_sync", "prefetch", "host_func", "graph_instantiate", "graph_launch",
+                                            "malloc", "free", "malloc_host", "free_host", "host_register",
+                                            "malloc_async", "free_async", "repeat", "if"};
     return k;
 }
 
@@ -26,6 +28,11 @@ std::vector<std::string> keys_for(const std::string& kind, bool task) {
     else if (kind == "memcpy_async" || kind == "memset_async") add({"src", "dst", "bytes", "direction", "memory", "stream"});
     else if (kind == "event_record" || kind == "stream_wait_event") add({"stream"});
     else if (kind == "prefetch") add({"to", "bytes", "stream"});
+    else if (kind == "host_func") add({"duration", "stream"});
+    else if (kind == "graph_launch") add({"stream"});
+    else if (kind == "malloc" || kind == "free" || kind == "malloc_host" || kind == "free_host" || kind == "host_register")
+        add({"bytes"});
+    else if (kind == "malloc_async" || kind == "free_async") add({"bytes", "stream"});
     else if (kind == "repeat") { k = {"repeat", "var", "do"}; }
     else if (kind == "if") { k = {"if", "then", "else"}; }
     if (kind == "memset" || kind == "memset_async") k.erase(std::remove(k.begin(), k.end(), std::string("src")), k.end());
@@ -139,12 +146,67 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
         if (!yes && field(n, "else")) lower_list(field(n, "else"), thread);
         return;
     }
+    if (capturing_ >= 0) {  // a node of the graph being declared
+        if (kind != "kernel" && kind != "memcpy_async" && kind != "memset_async" && kind != "host_func")
+            fail_at(field(n, kind), "'" + kind + "' cannot be a graph node; a graph holds kernel, memcpy_async, "
+                                    "memset_async and host_func ops (and repeat/if around them)");
+        if (field(n, "stream"))
+            fail_at(field(n, "stream"), "graph nodes run on the stream of their graph_launch; remove 'stream' here");
+        Op op;
+        std::string label;
+        fill_op(op, kind, n, kNone, label, false);
+        for (const auto& lv : loop_vars_) label += "[" + std::to_string(lv.second) + "]";  // loops inside the graph
+        op.stream = kNone;
+        op.name = intern_name(label);
+        op.loc = intern_loc(n);
+        Graph& g = sc_.program.graphs[capturing_];
+        if (g.nodes.size() >= opts_.max_ops)
+            fail_at(n, "graph '" + g.name + "' has more than " + std::to_string(opts_.max_ops) + " nodes; raise the cap with --max-ops");
+        g.nodes.push_back(op);
+        return;
+    }
     Op op;
     op.thread = thread;
     std::string label;
     fill_op(op, kind, n, thread, label, false);
+    if (op.kind == OpKind::GraphLaunch) return emit_graph_launch(op, n, label, thread);
     uint32_t idx = emit(op, n, label);
     sc_.program.threads[thread].ops.push_back(idx);
+}
+
+// A graph launch: the launch op, then a copy of each node on the launch's stream.
+void Lowerer::emit_graph_launch(Op launch, const YAML::Node& n, const std::string& label, int32_t thread) {
+    auto& pg = sc_.program;
+    pg.threads[thread].ops.push_back(emit(launch, n, label));
+    for (size_t k = 0; k < pg.graphs[launch.graph].nodes.size(); ++k) {
+        Op node = pg.graphs[launch.graph].nodes[k];  // copied: emit may grow the vectors
+        node.thread = thread;
+        node.stream = launch.stream;
+        node.graph = launch.graph;
+        node.graph_node = true;
+        std::string name = pg.names[node.name];
+        uint32_t loc = node.loc;
+        uint32_t idx = emit(node, n, name);
+        pg.ops[idx].loc = loc;
+        pg.threads[thread].ops.push_back(idx);
+    }
+}
+
+void Lowerer::parse_graphs(const YAML::Node& n) {
+    if (!n.IsMap()) fail_at(n, "'graphs' must map graph names to lists of ops (the ops captured from one stream)");
+    for (auto it = n.begin(); it != n.end(); ++it) {
+        std::string name = need_name(it->first, "graph name");
+        if (graphs_.count(name)) fail_at(it->first, "duplicate graph '" + name + "'; each graph name may be declared once");
+        if (!it->second.IsSequence() || it->second.size() == 0)
+            fail_at(it->second, "graph '" + name + "' must be a non-empty list of ops such as [{kernel: k, duration: 5us}]");
+        graphs_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.graphs.size()), 1};
+        sc_.program.graphs.push_back(Graph{name, {}});
+        capturing_ = static_cast<int32_t>(sc_.program.graphs.size() - 1);
+        lower_list(it->second, kNone);
+        capturing_ = -1;
+        if (sc_.program.graphs.back().nodes.empty())
+            fail_at(it->second, "graph '" + name + "' has no nodes (its loops or conditions emit no op)");
+    }
 }
 
 uint32_t Lowerer::emit(Op op, const YAML::Node& where, const std::string& label) {
@@ -206,6 +268,35 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
     } else if (kind == "device_sync") {
         op.kind = OpKind::DeviceSync;
         label = "device_sync";
+    } else if (kind == "host_func") {
+        op.kind = OpKind::HostFunc;
+        label_from_head();
+        op.stream = stream_or_default();
+        if (!field(n, "duration")) fail_at(n, "host_func '" + label + "' needs a 'duration' (the callback's run time) such as 10us");
+        op.duration = need_time(field(n, "duration"), "duration");
+    } else if (kind == "graph_instantiate" || kind == "graph_launch") {
+        op.kind = kind == "graph_instantiate" ? OpKind::GraphInstantiate : OpKind::GraphLaunch;
+        op.graph = graph_ref(head);
+        if (op.kind == OpKind::GraphLaunch) op.stream = stream_or_default();
+        label = kind + ":" + sc_.program.graphs[op.graph].name;
+    } else if (kind == "malloc" || kind == "free" || kind == "malloc_host" || kind == "free_host" || kind == "host_register" ||
+               kind == "malloc_async" || kind == "free_async") {
+        static const std::vector<std::pair<std::string, OpKind>> kinds{
+            {"malloc", OpKind::Malloc}, {"free", OpKind::Free}, {"malloc_host", OpKind::MallocHost},
+            {"free_host", OpKind::FreeHost}, {"host_register", OpKind::HostRegister},
+            {"malloc_async", OpKind::MallocAsync}, {"free_async", OpKind::FreeAsync}};
+        for (const auto& [k, v] : kinds)
+            if (k == kind) op.kind = v;
+        op.buffer = buffer_ref(head);
+        const Buffer& b = sc_.program.buffers[op.buffer];
+        bool host_side = kind == "malloc_host" || kind == "free_host" || kind == "host_register";
+        if (host_side && b.kind != MemKind::Pinned)
+            fail_at(head, kind + " makes pinned host memory; declare '" + b.name + "' with kind: pinned (it is " + to_string(b.kind) + ")");
+        if (!host_side && b.kind != MemKind::Device)
+            fail_at(head, kind + " allocates device memory; declare '" + b.name + "' with kind: device (it is " + to_string(b.kind) + ")");
+        op.bytes = field(n, "bytes") ? need_bytes(field(n, "bytes"), "bytes") : b.bytes;
+        if (kind == "malloc_async" || kind == "free_async") op.stream = stream_or_default();
+        label = kind + ":" + b.name;
     } else if (kind == "prefetch") {
         op.kind = OpKind::Prefetch;
         op.buffer = buffer_ref(head);
@@ -349,6 +440,10 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
         if (kind == "repeat" || kind == "if" || kind == "event_sync" || kind == "stream_sync" || kind == "device_sync" ||
             kind == "event_record" || kind == "stream_wait_event")
             fail_at(field(n, kind), "'" + kind + "' is not a task; in the tasks form, dependencies are 'after' lists");
+        if (kind == "graph_instantiate" || kind == "graph_launch" || kind == "malloc" || kind == "free" ||
+            kind == "malloc_host" || kind == "free_host" || kind == "host_register" || kind == "malloc_async" ||
+            kind == "free_async")
+            fail_at(field(n, kind), "'" + kind + "' is not a task; write graphs and allocation calls in the threads form");
         check_keys(n, file_, keys_for(kind, true), "task '" + name + "'");
         Op op;
         int32_t thread = kNone;

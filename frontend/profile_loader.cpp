@@ -8,6 +8,44 @@
 
 namespace hetsim {
 
+namespace {
+// "none", or "size:fraction, size:fraction, ..." with sizes increasing and fractions in (0, 1].
+Curve parse_curve(const std::string& key, const std::string& text, const SourceLoc& where) {
+    Curve c;
+    auto trim = [](std::string s) {
+        size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+        return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+    };
+    if (trim(text) == "none") return c;
+    const std::string want = "; write none, or size:fraction pairs with growing sizes such as '64KiB:0.9, 1MiB:0.98' (';' also separates)";
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t comma = text.find_first_of(",;", pos);  // ';' too, so that a sweep value can hold a curve
+        std::string item = trim(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+        size_t colon = item.find(':');
+        if (colon == std::string::npos)
+            throw InputError(where, "hardware parameter '" + key + "': '" + item + "' is not size:fraction" + want);
+        Value size, frac;
+        try {
+            size = parse_literal(trim(item.substr(0, colon)));
+            frac = parse_literal(trim(item.substr(colon + 1)));
+        } catch (const ExprError& e) {
+            throw InputError(where, "hardware parameter '" + key + "': " + e.what() + want);
+        }
+        if (size.dim != Dim::Bytes || size.i <= 0)
+            throw InputError(where, "hardware parameter '" + key + "': '" + item + "' needs a positive size before ':'" + want);
+        if (frac.dim != Dim::None || !(frac.as_double() > 0 && frac.as_double() <= 1))
+            throw InputError(where, "hardware parameter '" + key + "': '" + item + "' needs a fraction in (0, 1] after ':'" + want);
+        if (!c.points.empty() && static_cast<uint64_t>(size.i) <= c.points.back().first)
+            throw InputError(where, "hardware parameter '" + key + "': sizes must grow from point to point" + want);
+        c.points.emplace_back(static_cast<uint64_t>(size.i), frac.as_double());
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return c;
+}
+}  // namespace
+
 void set_profile_param(HwProfile& p, const std::string& key, const std::string& text, const SourceLoc& where) {
     const ParamDecl* d = find_param(key);
     if (!d) {
@@ -18,10 +56,17 @@ void set_profile_param(HwProfile& p, const std::string& key, const std::string& 
         msg += near.empty() ? " (`hetsim params` lists them)" : "; did you mean '" + near + "'?";
         throw InputError(where, msg);
     }
-    if (d->flag) {
-        if (text == "true" || text == "on" || text == "1") p.*(d->flag) = true;
-        else if (text == "false" || text == "off" || text == "0") p.*(d->flag) = false;
-        else throw InputError(where, "hardware parameter '" + key + "' must be true or false, got '" + text + "'");
+    if (d->flag || d->rule) {
+        bool on;
+        if (text == "true" || text == "on" || text == "1") on = true;
+        else if (text == "false" || text == "off" || text == "0") on = false;
+        else throw InputError(where, "hardware parameter '" + key + "' must be true or false (on/off), got '" + text + "'");
+        if (d->flag) p.*(d->flag) = on;
+        else p.rules.*(d->rule) = on;
+        return;
+    }
+    if (d->curve) {
+        p.*(d->curve) = parse_curve(key, text, where);
         return;
     }
     Value v;
@@ -49,6 +94,9 @@ void set_profile_param(HwProfile& p, const std::string& key, const std::string& 
 void zero_latencies(HwProfile& p) {
     for (const auto& d : param_decls())
         if (d.latency && d.time) p.*(d.time) = Time{};
+    // The seed calculators' machine also moves every byte at the full bandwidth.
+    p.rules.copy_efficiency = false;
+    p.rules.duplex = false;
 }
 
 HwProfile load_profile(const std::string& name, const SourceLoc& where) {

@@ -33,7 +33,7 @@ Scenario load_scenario_text(const std::string& yaml, const std::string& file, co
 
 Scenario Lowerer::run(const YAML::Node& root) {
     check_keys(root, file_, {"name", "description", "hardware", "params", "options", "buffers", "streams", "events",
-                             "threads", "tasks"},
+                             "graphs", "threads", "tasks"},
                "scenario");
     sc_.program.source = file_;
     for (const char* text_key : {"name", "description"})
@@ -55,6 +55,7 @@ Scenario Lowerer::run(const YAML::Node& root) {
     if (YAML::Node b = section("buffers")) parse_buffers(b);
     if (YAML::Node s = section("streams")) parse_streams(s);
     if (YAML::Node e = section("events")) parse_events(e);
+    if (YAML::Node g = section("graphs")) parse_graphs(g);
     YAML::Node threads = root["threads"], tasks = root["tasks"];
     if (threads && tasks) fail_at(tasks, "a scenario has either 'threads' or 'tasks', not both");
     if (!threads && !tasks) fail_at(root, "scenario has no work: add 'threads' (op lists) or 'tasks' (a graph)");
@@ -181,7 +182,17 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
 
 void Lowerer::parse_options(const YAML::Node& n) {
     if (!n.IsMap()) fail_at(n, "'options' must be a mapping");
-    check_keys(n, file_, {"default_stream"}, "options");
+    check_keys(n, file_, {"default_stream", "sync", "cold_start", "max_connections"}, "options");
+    if (YAML::Node d = n["sync"]) {
+        std::string v = need_name(d, "sync");
+        if (v == "spin") sc_.program.blocking_sync = false;
+        else if (v == "blocking") sc_.program.blocking_sync = true;
+        else fail_at(d, "sync must be 'spin' (the default: syncs spin) or 'blocking' (cudaDeviceScheduleBlockingSync), got '" + v + "'");
+    }
+    if (YAML::Node d = n["cold_start"]) sc_.program.cold_start = need_bool(d, "cold_start");
+    if (YAML::Node d = n["max_connections"])
+        sc_.program.max_connections = static_cast<uint32_t>(
+            need_int(d, "max_connections", 1, 32, " (CUDA_DEVICE_MAX_CONNECTIONS takes 1 to 32)"));
     if (YAML::Node d = n["default_stream"]) {
         std::string v = need_name(d, "default_stream");
         if (v == "legacy") default_per_thread_ = false;
@@ -284,7 +295,9 @@ void Lowerer::parse_events(const YAML::Node& n) {
         }
         uint32_t count = spec && spec.IsMap() && spec["count"] ? static_cast<uint32_t>(need_int(spec["count"], "event count", 1, 1 << 20)) : 1;
         events_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.events.size()), count};
-        for (uint32_t k = 0; k < count; ++k) sc_.program.events.push_back(Event{count > 1 ? name + "[" + std::to_string(k) + "]" : name});
+        bool blocking = spec && spec.IsMap() && spec["blocking_sync"] && need_bool(spec["blocking_sync"], "blocking_sync");
+        for (uint32_t k = 0; k < count; ++k)
+            sc_.program.events.push_back(Event{count > 1 ? name + "[" + std::to_string(k) + "]" : name, blocking});
     };
     if (n.IsSequence()) {
         for (const auto& e : n) add(e, YAML::Node());
@@ -589,6 +602,7 @@ int32_t Lowerer::stream_ref(const YAML::Node& n, int32_t thread) const {
 int32_t Lowerer::event_ref(const YAML::Node& n) const { return resolve(n, need_name(n, "event"), events_, "event"); }
 
 int32_t Lowerer::buffer_ref(const YAML::Node& n) const { return resolve(n, need_name(n, "buffer"), buffers_, "buffer"); }
+int32_t Lowerer::graph_ref(const YAML::Node& n) const { return resolve(n, need_name(n, "graph"), graphs_, "graph"); }
 
 int32_t Lowerer::per_thread_stream(int32_t thread) {
     if (per_thread_[thread] < 0) {

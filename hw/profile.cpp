@@ -1,5 +1,7 @@
 #include "hw/profile.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace hetsim {
@@ -10,8 +12,38 @@ const char* to_string(Dim d) {
         case Dim::Time: return "time";
         case Dim::Bytes: return "size";
         case Dim::Bandwidth: return "bandwidth";
+        case Dim::Curve: return "curve";
     }
     return "?";
+}
+
+double Curve::at(uint64_t bytes) const {
+    if (points.empty()) return 1.0;
+    if (bytes <= points.front().first) return points.front().second;
+    if (bytes >= points.back().first) return points.back().second;
+    size_t k = 1;
+    while (points[k].first < bytes) ++k;
+    const auto& a = points[k - 1];
+    const auto& b = points[k];
+    double f = (std::log2(static_cast<double>(bytes)) - std::log2(static_cast<double>(a.first))) /
+               (std::log2(static_cast<double>(b.first)) - std::log2(static_cast<double>(a.first)));
+    return a.second + f * (b.second - a.second);
+}
+
+std::string Curve::text() const {
+    if (points.empty()) return "none";
+    std::string s;
+    for (const auto& [bytes, eff] : points) {
+        if (!s.empty()) s += ", ";
+        static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+        uint64_t v = bytes;
+        int u = 0;
+        while (u < 4 && v >= 1024 && v % 1024 == 0) v /= 1024, ++u;
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.4g", eff);
+        s += std::to_string(v) + units[u] + ":" + buf;
+    }
+    return s;
 }
 
 namespace {
@@ -37,6 +69,37 @@ ParamDecl n(const char* k, uint64_t P::*m, const char* d) {
     ParamDecl p{k, Dim::None, false, d};
     p.count = m;
     p.positive = true;
+    return p;
+}
+ParamDecl n0(const char* k, uint64_t P::*m, const char* d) {  // 0 allowed
+    ParamDecl p = n(k, m, d);
+    p.positive = false;
+    return p;
+}
+ParamDecl sz0(const char* k, uint64_t P::*m, const char* d) {
+    ParamDecl p = sz(k, m, d);
+    p.positive = false;
+    return p;
+}
+ParamDecl real(const char* k, double P::*m, const char* d) {
+    ParamDecl p{k, Dim::None, false, d};
+    p.real = m;
+    p.positive = true;
+    return p;
+}
+ParamDecl flag(const char* k, bool P::*m, const char* d) {
+    ParamDecl p{k, Dim::None, false, d};
+    p.flag = m;
+    return p;
+}
+ParamDecl rule(const char* k, bool P::Rules::*m, const char* d) {
+    ParamDecl p{k, Dim::None, false, d};
+    p.rule = m;
+    return p;
+}
+ParamDecl curve(const char* k, Curve P::*m, const char* d) {
+    ParamDecl p{k, Dim::Curve, false, d};
+    p.curve = m;
     return p;
 }
 }  // namespace
@@ -90,6 +153,57 @@ const std::vector<ParamDecl>& param_decls() {
         ParamDecl share{"hbm.sharing", Dim::None, false, "memory-bound kernels share HBM bandwidth (true/false)"};
         share.flag = &P::hbm_sharing;
         v.push_back(share);
+        for (ParamDecl d : {
+                 curve("copy.h2d.efficiency", &P::h2d_eff, "pinned H2D efficiency by size (none, or size:fraction, ...)"),
+                 curve("copy.d2h.efficiency", &P::d2h_eff, "pinned D2H efficiency by size (none, or size:fraction, ...)"),
+                 real("copy.duplex_factor", &P::duplex_factor, "H2D and D2H copies at once each take this x longer"),
+                 real("copy.pageable_contention", &P::pageable_contention,
+                      "a pinned copy beside an opposite-direction pageable copy takes this x longer"),
+                 sz0("host.staging_pool", &P::staging_pool, "pinned bounce-buffer pool of pageable H2D copies"),
+                 flag("host.pageable_sync", &P::pageable_sync,
+                      "documented behaviour: a pageable copy first syncs its stream (false: as measured)"),
+                 n0("gpu.hw_queues", &P::hw_queues, "hardware queues streams map onto (CUDA_DEVICE_MAX_CONNECTIONS)"),
+                 n0("gpu.launch_queue_depth", &P::launch_queue_depth, "queued ops per stream before a launch call blocks"),
+                 n("gpu.max_kernels", &P::max_kernels, "kernels running at once on the device"),
+                 t("host.module_load_cost", &P::module_load_cost, true, "first launch of each kernel: lazy module loading"),
+                 t("host.blocking_sync_wakeup", &P::blocking_sync_wakeup, true,
+                   "GPU work done -> sync returns under blocking-sync scheduling"),
+                 t("host.host_func_call_cost", &P::host_func_call_cost, true, "host time of cudaLaunchHostFunc"),
+                 t("gpu.host_func_latency", &P::host_func_latency, true, "preceding work done -> host callback starts"),
+                 t("gpu.host_func_gap", &P::host_func_gap, true, "host callback returns -> next op of its stream may start"),
+                 t("graph.instantiate_per_node", &P::graph_instantiate_per_node, true, "host time of cudaGraphInstantiate per node"),
+                 t("graph.launch_cost", &P::graph_launch_cost, true, "host time of cudaGraphLaunch"),
+                 t("graph.launch_per_node", &P::graph_launch_per_node, true, "host time of cudaGraphLaunch per node"),
+                 t("graph.node_gap", &P::graph_node_gap, true, "gap between dependent nodes of a graph"),
+                 t("graph.copy_node_extra", &P::graph_copy_node_extra, true, "extra GPU time of a copy node in a graph"),
+                 t("host.malloc_cost", &P::malloc_cost, true, "host time of cudaMalloc"),
+                 t("host.free_cost", &P::free_cost, true, "host time of cudaFree after the device is idle"),
+                 t("host.malloc_async_cost", &P::malloc_async_cost, true, "host time of cudaMallocAsync/cudaFreeAsync"),
+                 bw("host.malloc_host_bandwidth", &P::malloc_host_bw, "cudaMallocHost: bytes pinned per second"),
+                 bw("host.free_host_bandwidth", &P::free_host_bw, "cudaFreeHost: bytes unpinned per second"),
+                 bw("host.host_register_bandwidth", &P::host_register_bw, "cudaHostRegister: bytes pinned per second"),
+                 sz("um.block_size", &P::um_block, "managed-memory residency tracking granularity"),
+                 rule("rules.copy_efficiency", &P::Rules::copy_efficiency, "size-dependent pinned copy efficiency"),
+                 rule("rules.duplex", &P::Rules::duplex, "H2D beside D2H slow each other (copy.duplex_factor, copy.pageable_contention)"),
+                 rule("rules.copy_fifo", &P::Rules::copy_fifo, "one copy at a time per direction, FIFO across streams"),
+                 rule("rules.pageable_staging", &P::Rules::pageable_staging, "pageable copies staged by the host (off: as pinned)"),
+                 rule("rules.staging_pool", &P::Rules::staging_pool, "pageable H2D blocks when the bounce-buffer pool is full"),
+                 rule("rules.legacy_sync", &P::Rules::legacy_sync, "legacy default stream synchronises with blocking streams"),
+                 rule("rules.sm_residency", &P::Rules::sm_residency, "kernels share SM block slots (off: each runs as if alone)"),
+                 rule("rules.kernel_limit", &P::Rules::kernel_limit, "at most gpu.max_kernels kernels at once"),
+                 rule("rules.priorities", &P::Rules::priorities, "stream priorities pick the next free block slot"),
+                 rule("rules.small_kernel_floor", &P::Rules::small_kernel_floor, "kernel.min_duration and gpu.launch_latency"),
+                 rule("rules.hw_queues", &P::Rules::hw_queues, "streams share gpu.hw_queues hardware queues (false dependencies)"),
+                 rule("rules.launch_queue", &P::Rules::launch_queue, "a full per-stream launch queue blocks the launching thread"),
+                 rule("rules.launch_contention", &P::Rules::launch_contention, "API calls from several threads contend"),
+                 rule("rules.module_loading", &P::Rules::module_loading, "first launch of a kernel loads its module"),
+                 rule("rules.sync_wakeup", &P::Rules::sync_wakeup, "blocked sync calls return a wake-up latency late"),
+                 rule("rules.host_funcs", &P::Rules::host_funcs, "host callback latencies (off: callbacks run at once)"),
+                 rule("rules.graphs", &P::Rules::graphs, "CUDA graph costs (off: graph nodes cost what stream launches cost)"),
+                 rule("rules.um_migration", &P::Rules::um_migration, "managed memory migrates on faults (off: always resident)"),
+                 rule("rules.alloc_costs", &P::Rules::alloc_costs, "allocation calls cost host time; cudaFree syncs the device"),
+             })
+            v.push_back(d);
         return v;
     }();
     return decls;

@@ -4,14 +4,23 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/time.hpp"
 
 namespace hetsim {
 
-enum class Dim : uint8_t { None, Time, Bytes, Bandwidth };
+enum class Dim : uint8_t { None, Time, Bytes, Bandwidth, Curve };
 const char* to_string(Dim d);
+
+// A size-dependent efficiency: points (bytes, fraction of the peak bandwidth), interpolated
+// linearly in log2(bytes) and held flat outside the first and last point. Empty = 1 everywhere.
+struct Curve {
+    std::vector<std::pair<uint64_t, double>> points;
+    double at(uint64_t bytes) const;
+    std::string text() const;  // "none" or "64KiB:0.9, 1MiB:0.98"
+};
 
 struct HwProfile {
     std::string name;
@@ -38,6 +47,30 @@ struct HwProfile {
     // Unified memory.
     uint64_t um_fault_bw = 0, um_prefetch_h2d_bw = 0, um_prefetch_d2h_bw = 0, um_cpu_fault_bw = 0;
     uint64_t device_memory = 0;
+
+    // ---- hardware-fidelity rules (docs/model.md, "Rules"); each has a `rules.*` switch.
+    Curve h2d_eff, d2h_eff;           // pinned copy efficiency by size
+    double duplex_factor = 1;         // H2D and D2H at once: each takes this x longer
+    double pageable_contention = 1;   // a pinned copy beside an opposite-direction pageable copy: x longer
+    uint64_t staging_pool = 0;        // bytes of pinned bounce buffers for pageable H2D
+    bool pageable_sync = false;       // documented behaviour: pageable copies sync their stream first
+    uint64_t hw_queues = 8;           // CUDA_DEVICE_MAX_CONNECTIONS default
+    uint64_t launch_queue_depth = 0;  // entries per stream before a launch blocks
+    uint64_t max_kernels = 128;       // kernels running at once
+    Time module_load_cost;            // first launch of each kernel (lazy loading)
+    Time blocking_sync_wakeup;        // sync wake-up under cudaDeviceScheduleBlockingSync
+    Time host_func_call_cost, host_func_latency, host_func_gap;
+    Time graph_instantiate_per_node, graph_launch_cost, graph_launch_per_node, graph_node_gap, graph_copy_node_extra;
+    Time malloc_cost, free_cost, malloc_async_cost;
+    uint64_t malloc_host_bw = 0, free_host_bw = 0, host_register_bw = 0;
+    uint64_t um_block = 2 << 20;      // managed-memory tracking granularity
+
+    struct Rules {
+        bool copy_efficiency = true, duplex = true, copy_fifo = true, pageable_staging = true, staging_pool = true,
+             legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
+             hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
+             sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true;
+    } rules;
 };
 
 struct ParamDecl {
@@ -50,6 +83,8 @@ struct ParamDecl {
     uint64_t HwProfile::*count = nullptr;  // bytes, bandwidth (B/s) or a plain count
     double HwProfile::*real = nullptr;
     bool HwProfile::*flag = nullptr;
+    bool HwProfile::Rules::*rule = nullptr;  // a `rules.*` switch
+    Curve HwProfile::*curve = nullptr;
     bool positive = false;    // must be > 0 (bandwidths, SM resources)
 };
 

@@ -8,7 +8,7 @@
 
 namespace hetsim::report {
 
-constexpr int kProgramSchemaVersion = 1;
+constexpr int kProgramSchemaVersion = 2;
 
 nlohmann::json program_to_json(const Program& p, const std::string& scenario_name);
 

@@ -146,6 +146,7 @@ const char* dim_word(Dim d) {
         case Dim::Bytes: return "a size";
         case Dim::Bandwidth: return "a bandwidth";
         case Dim::None: return "a plain number";
+        case Dim::Curve: return "a curve";
     }
     return "?";
 }

@@ -1,6 +1,7 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -14,8 +15,39 @@ namespace hetsim {
 
 namespace {
 
-enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kGpuReady, kHostStep };
-constexpr uint32_t prio(EvType t) { return t <= kHostDone ? 0 : t == kGpuReady ? 1 : 2; }
+enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kCopyDone, kGpuReady, kHostStep };
+constexpr uint32_t prio(EvType t) { return t <= kCopyDone ? 0 : t == kGpuReady ? 1 : 2; }
+
+// The profile as the engine uses it: a rule switched off (`rules.*`) sets its parameters to
+// the values that make it vanish, so the code below needs no test for most switches.
+HwProfile effective_profile(const HwProfile& in) {
+    HwProfile p = in;
+    const auto& r = in.rules;
+    if (!r.copy_efficiency) p.h2d_eff = p.d2h_eff = Curve{};
+    if (!r.duplex) p.duplex_factor = p.pageable_contention = 1;
+    if (!r.staging_pool) p.staging_pool = 0;
+    if (!r.kernel_limit) p.max_kernels = UINT32_MAX;
+    if (!r.small_kernel_floor) p.kernel_min_duration = p.launch_latency = Time{};
+    if (!r.launch_queue) p.launch_queue_depth = 0;
+    if (!r.hw_queues) p.hw_queues = 0;
+    if (!r.launch_contention) p.launch_contention = 0;
+    if (!r.module_loading) p.module_load_cost = Time{};
+    if (!r.sync_wakeup) p.sync_wakeup = p.blocking_sync_wakeup = Time{};
+    if (!r.host_funcs) {
+        p.host_func_latency = p.launch_latency;
+        p.host_func_gap = p.stream_gap;
+    }
+    if (!r.graphs) {  // a graph costs what launching its nodes one by one costs
+        p.graph_instantiate_per_node = p.graph_launch_cost = p.graph_copy_node_extra = Time{};
+        p.graph_launch_per_node = p.launch_cost;
+        p.graph_node_gap = p.stream_gap;
+    }
+    if (!r.alloc_costs) {
+        p.malloc_cost = p.free_cost = p.malloc_async_cost = Time{};
+        p.malloc_host_bw = p.free_host_bw = p.host_register_bw = 0;  // 0 = free
+    }
+    return p;
+}
 
 constexpr uint32_t kThreadBit = 0x80000000u;  // edge target is a waiting host thread
 
@@ -34,6 +66,17 @@ struct ThreadState {
     Time wait_done;             // latest finish among awaited ops
     Cause wait_cause;
     Cause next_cause;           // why the next op may start (program order by default)
+    bool resume = false;        // the wait is the first part of the current call (pageable_sync)
+    bool presynced = false;     // the current call's stream sync is done
+};
+
+// The copy running on one direction's engine; its speed changes while the other direction runs.
+struct ActiveCopy {
+    int32_t op = -1;
+    Time work_left;  // at full speed
+    Time last;       // when work_left was last brought up to date
+    double factor = 1;
+    uint32_t version = 0;
 };
 
 struct CopyQueue {
@@ -67,7 +110,7 @@ struct Batch {
 class Simulator {
 public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
-        : pg_(pg), hw_(hw), opts_(o), sm_(hw) {
+        : pg_(pg), hw_(effective_profile(hw)), opts_(o), sm_(hw_) {
         size_t n = pg.ops.size();
         tl_.ops.resize(n);
         pending_.assign(n, 0);
@@ -80,8 +123,15 @@ public:
         event_last_.assign(pg.events.size(), -1);
         threads_.resize(pg.threads.size());
         api_end_.assign(pg.threads.size(), Time{});
-        on_device_.resize(pg.buffers.size());
-        for (size_t b = 0; b < pg.buffers.size(); ++b) on_device_[b] = pg.buffers[b].managed_on_device;
+        init_managed();
+        lq_ops_.resize(pg.streams.size());
+        lq_waiters_.resize(pg.streams.size());
+        nq_ = pg.max_connections && hw_.hw_queues ? pg.max_connections : static_cast<uint32_t>(hw_.hw_queues);
+        if (nq_) {
+            queue_tail_.assign(nq_ + 1, -1);
+            queue_next_.assign(n, -1);
+            left_.assign(n, 0);
+        }
         edges_.reserve(n * 2);
         q_.reserve(64);
     }
@@ -104,6 +154,7 @@ public:
                 case kHostStep: host_step(e.a); break;
                 case kGpuReady: dispatch(e.a); break;
                 case kGpuDone: gpu_done(e.a); break;
+                case kCopyDone: copy_done(e.a, e.b); break;
                 case kBatchDone: batch_done(e.a, e.b); break;
                 case kHostDone: release_successors(e.a, now_); break;
             }
@@ -136,13 +187,22 @@ private:
         if (pg_.tasks_form && waited > Time{}) r.host_cause = ready_cause_[i];
         r.sync_wait = waited;
         Time call = now_;
+        if (op.graph_node) {  // issued by its GraphLaunch: no call of its own
+            submit(i, now_, false);
+            return finish_host(t, i, now_);
+        }
+        if (hw_.launch_queue_depth && Program::is_stream_op(op.kind) && lq_ops_[op.stream].size() >= hw_.launch_queue_depth) {
+            lq_waiters_[op.stream].push_back(t);  // the stream's launch queue is full: wait for an entry
+            r.host_cause = Cause{static_cast<int32_t>(lq_ops_[op.stream].front()), Phase::Gpu, CauseKind::Resource};
+            return;
+        }
         switch (op.kind) {
             case OpKind::HostWork: {
                 Time d = op.duration + migrate_to_host(op);
                 finish_host(t, i, call + d);
                 return;
             }
-            case OpKind::Kernel: return async_call(t, i, hw_.launch_cost);
+            case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + module_load(op.name));
             case OpKind::EventRecord: return async_call(t, i, hw_.event_record_cost);
             case OpKind::StreamWaitEvent: return async_call(t, i, hw_.stream_wait_event_cost);
             case OpKind::Prefetch: return async_call(t, i, hw_.prefetch_call_cost);
@@ -150,16 +210,44 @@ private:
                 if (!op.sync) return async_call(t, i, hw_.memset_call_cost);
                 Time called = call + api_cost(t, hw_.memset_call_cost);
                 submit(i, called, false);
-                return block_on(t, i, {static_cast<int32_t>(i)}, called, hw_.sync_wakeup);
+                return block_on(t, i, {static_cast<int32_t>(i)}, called, wakeup());
             }
             case OpKind::Memcpy: return memcpy_call(t, i);
-            case OpKind::StreamSync: return block_on(t, i, {stream_last_[op.stream]}, call + hw_.sync_call_cost, hw_.sync_wakeup);
+            case OpKind::StreamSync: return block_on(t, i, {stream_last_[op.stream]}, call + hw_.sync_call_cost, wakeup());
             case OpKind::EventSync: {
                 int32_t rec = event_last_[op.event];
                 if (rec < 0) warn_unrecorded(i);
-                return block_on(t, i, {rec}, call + hw_.sync_call_cost, hw_.sync_wakeup);
+                // An event without cudaEventBlockingSync spins even under blocking-sync scheduling.
+                Time wake = pg_.events[op.event].blocking_sync ? hw_.blocking_sync_wakeup : hw_.sync_wakeup;
+                if (!hw_.rules.sync_wakeup) wake = Time{};
+                return block_on(t, i, {rec}, call + hw_.sync_call_cost, wake);
             }
-            case OpKind::DeviceSync: return block_on(t, i, stream_last_, call + hw_.sync_call_cost, hw_.sync_wakeup);
+            case OpKind::DeviceSync: return block_on(t, i, stream_last_, call + hw_.sync_call_cost, wakeup());
+            case OpKind::HostFunc: return async_call(t, i, hw_.host_func_call_cost);
+            case OpKind::GraphLaunch: {
+                auto nodes = static_cast<int64_t>(pg_.graphs[op.graph].nodes.size());
+                return async_call(t, i, hw_.graph_launch_cost + Time::ps(hw_.graph_launch_per_node.ps() * nodes));
+            }
+            case OpKind::GraphInstantiate: {
+                const Graph& g = pg_.graphs[op.graph];
+                Time cost = Time::ps(hw_.graph_instantiate_per_node.ps() * static_cast<int64_t>(g.nodes.size()));
+                for (const Op& node : g.nodes)
+                    if (node.kind == OpKind::Kernel) cost += module_load(node.name);
+                return finish_host(t, i, call + api_cost(t, cost));
+            }
+            case OpKind::Malloc: return finish_host(t, i, call + api_cost(t, hw_.malloc_cost));
+            case OpKind::MallocHost: return finish_host(t, i, call + api_cost(t, transfer_or_zero(op.bytes, hw_.malloc_host_bw)));
+            case OpKind::HostRegister:
+                return finish_host(t, i, call + api_cost(t, transfer_or_zero(op.bytes, hw_.host_register_bw)));
+            case OpKind::Free:
+            case OpKind::FreeHost: {
+                // Both wait for the whole device first (they may release memory in use), then free.
+                Time cost = op.kind == OpKind::Free ? hw_.free_cost : transfer_or_zero(op.bytes, hw_.free_host_bw);
+                if (!hw_.rules.alloc_costs) return finish_host(t, i, call);
+                return block_on(t, i, stream_last_, call + cost, cost);
+            }
+            case OpKind::MallocAsync:
+            case OpKind::FreeAsync: return async_call(t, i, hw_.malloc_async_cost);
         }
     }
 
@@ -175,28 +263,62 @@ private:
         return cost;
     }
 
+    // Wake-up latency of a blocked stream/device sync under the program's scheduling mode.
+    Time wakeup() const { return pg_.blocking_sync ? hw_.blocking_sync_wakeup : hw_.sync_wakeup; }
+
+    static Time transfer_or_zero(uint64_t bytes, uint64_t bw) { return bw ? transfer_time(bytes, bw) : Time{}; }
+
+    // Lazy module loading: the first launch of each kernel in a cold process loads its module.
+    Time module_load(uint32_t kernel_name) {
+        if (!pg_.cold_start || hw_.module_load_cost == Time{}) return Time{};
+        if (kernel_name >= loaded_.size()) loaded_.resize(pg_.names.size(), 0);
+        if (loaded_[kernel_name]) return Time{};
+        loaded_[kernel_name] = 1;
+        return hw_.module_load_cost;
+    }
+
     void async_call(uint32_t t, uint32_t i, Time base) {
         Time end = now_ + api_cost(t, base);
         submit(i, end, false);
         finish_host(t, i, end);
     }
 
+    bool pageable(const Op& op) const {
+        return op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir != CopyDir::D2D &&
+               hw_.rules.pageable_staging;
+    }
+
     void memcpy_call(uint32_t t, uint32_t i) {
         const Op& op = pg_.ops[i];
+        ThreadState& th = threads_[t];
+        if (pageable(op) && hw_.pageable_sync && !th.presynced) {
+            // The documented behaviour: a pageable copy first synchronises its stream.
+            int32_t last = stream_last_[op.stream];
+            if (last >= 0 && !done_[last]) {
+                th.resume = true;
+                return block_on(t, i, {last}, now_, wakeup());
+            }
+        }
+        th.presynced = false;
         Time called = now_ + api_cost(t, hw_.memcpy_call_cost);
-        if (op.host_mem == MemKind::Pageable && op.dir == CopyDir::H2D) {
-            // The host stages the data itself; the call returns once everything is staged.
+        if (pageable(op) && op.dir == CopyDir::H2D) {
+            // The host stages the data itself; the call returns once everything is staged. With
+            // more bytes than the bounce-buffer pool holds, staging stalls until the DMA starts.
             Time staged = called + staging_time(hw_, op.dir, op.bytes);
-            stage_end_[i] = staged;
             submit(i, called, false);
+            if (hw_.staging_pool && op.bytes > hw_.staging_pool && !done_[i] && !tl_.ops[i].has_gpu()) {
+                pool_wait_[i] = PoolWait{t, called};
+                return;  // finished when the DMA starts (start_copy)
+            }
+            stage_end_[i] = staged;
             return finish_host(t, i, staged);
         }
         submit(i, called, false);
-        if (op.host_mem == MemKind::Pageable) {  // D2H: blocks until the copy is done and unstaged
+        if (pageable(op)) {  // D2H: blocks until the copy is done and unstaged
             Time unstage = staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes));
             return block_on(t, i, {static_cast<int32_t>(i)}, called, unstage);
         }
-        if (op.sync) return block_on(t, i, {static_cast<int32_t>(i)}, called, hw_.sync_wakeup);
+        if (op.sync) return block_on(t, i, {static_cast<int32_t>(i)}, called, wakeup());
         finish_host(t, i, called);
     }
 
@@ -243,27 +365,82 @@ private:
             end = th.wait_done + th.wake_extra;
             r.host_cause = th.wait_cause;
         }
+        if (th.resume) {  // the wait was the first part of the call: run the rest at `end`
+            th.resume = false;
+            th.presynced = true;
+            q_.push(end, prio(kHostStep), kHostStep, t);
+            return;
+        }
         r.sync_wait += end - th.wait_min_end;
         finish_host(t, i, end);
     }
 
+    // ------------------------------------------------------------ unified memory
+    // Residency of each managed buffer per um.block_size block: 1 = on the device.
+    void init_managed() {
+        um_.resize(pg_.buffers.size());
+        for (size_t b = 0; b < pg_.buffers.size(); ++b) {
+            const Buffer& buf = pg_.buffers[b];
+            if (buf.kind != MemKind::Managed) continue;
+            uint64_t blocks = (buf.bytes + hw_.um_block - 1) / hw_.um_block;
+            um_[b].on_device.assign(blocks, buf.managed_on_device ? 1 : 0);
+            um_[b].device_blocks = buf.managed_on_device ? blocks : 0;
+        }
+    }
+
+    uint64_t block_bytes(uint32_t b, uint64_t k) const {
+        uint64_t size = pg_.buffers[b].bytes;
+        return std::min(hw_.um_block, size - k * hw_.um_block);
+    }
+
+    // Moves blocks [0, upto) of buffer b to the device (or host); returns the bytes that moved.
+    uint64_t migrate(uint32_t b, bool to_device, uint64_t upto_bytes = UINT64_MAX) {
+        ManagedState& m = um_[b];
+        if (m.on_device.empty() || !hw_.rules.um_migration) return 0;
+        if (to_device ? m.device_blocks == m.on_device.size() : m.device_blocks == 0) {
+            if (upto_bytes == UINT64_MAX) return 0;
+        }
+        uint64_t last = std::min<uint64_t>(m.on_device.size(), (std::min(upto_bytes, pg_.buffers[b].bytes) + hw_.um_block - 1) / hw_.um_block);
+        uint64_t moved = 0;
+        for (uint64_t k = 0; k < last; ++k) {
+            if (m.on_device[k] == (to_device ? 1 : 0)) continue;
+            m.on_device[k] = to_device ? 1 : 0;
+            moved += block_bytes(b, k);
+            m.device_blocks += to_device ? 1 : static_cast<uint64_t>(-1);
+        }
+        return moved;
+    }
+
+    // Bytes of blocks [0, upto) not yet where a prefetch sends them.
+    uint64_t to_move(uint32_t b, bool to_device, uint64_t upto_bytes) const {
+        const ManagedState& m = um_[b];
+        if (m.on_device.empty() || !hw_.rules.um_migration) return 0;
+        uint64_t last = std::min<uint64_t>(m.on_device.size(), (std::min(upto_bytes, pg_.buffers[b].bytes) + hw_.um_block - 1) / hw_.um_block);
+        uint64_t bytes = 0;
+        for (uint64_t k = 0; k < last; ++k)
+            if (m.on_device[k] != (to_device ? 1 : 0)) bytes += block_bytes(b, k);
+        return bytes;
+    }
+
     Time migrate_to_host(const Op& op) {
         Time extra;
-        for (uint32_t k = 0; k < op.uses_count; ++k) {
-            uint32_t b = pg_.uses[op.uses_begin + k];
-            if (on_device_[b]) {
-                extra += transfer_time(pg_.buffers[b].bytes, hw_.um_cpu_fault_bw);
-                on_device_[b] = 0;
-            }
-        }
+        for (uint32_t k = 0; k < op.uses_count; ++k)
+            extra += transfer_time(migrate(pg_.uses[op.uses_begin + k], false), hw_.um_cpu_fault_bw);
         return extra;
     }
 
     // ------------------------------------------------------------ GPU submission and dependencies
-    static bool is_marker(OpKind k) { return k == OpKind::EventRecord || k == OpKind::StreamWaitEvent; }
+    static bool is_marker(OpKind k) {
+        return k == OpKind::EventRecord || k == OpKind::StreamWaitEvent || k == OpKind::GraphLaunch ||
+               k == OpKind::MallocAsync || k == OpKind::FreeAsync;
+    }
 
     Time gap(uint32_t from, uint32_t to, CauseKind kind, bool from_host) const {
         if (from_host) return pg_.ops[to].thread >= 0 ? Time{} : hw_.launch_latency;
+        const Op& t = pg_.ops[to];
+        if (t.kind == OpKind::HostFunc) return hw_.host_func_latency;  // the stream reaches the callback
+        if (pg_.ops[from].kind == OpKind::HostFunc && kind == CauseKind::StreamOrder) return hw_.host_func_gap;
+        if (t.graph_node && pg_.ops[from].graph_node && kind == CauseKind::StreamOrder) return hw_.graph_node_gap;
         // Markers (event record, stream wait) take no gap on the way in; the op after a marker
         // pays the gap of the dependency that released the marker (an event: the event gap).
         if (is_marker(pg_.ops[to].kind)) return Time{};
@@ -311,16 +488,17 @@ private:
 
     void submit(uint32_t i, Time at, bool task) {
         const Op& op = pg_.ops[i];
-        ready_[i] = at + (task ? Time{} : hw_.launch_latency);
+        ready_[i] = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
         ready_cause_[i] = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
-        if (!task && op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir == CopyDir::H2D) {
+        if (!task && pageable(op) && op.dir == CopyDir::H2D) {
             Time first = at + staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes));
             if (first > ready_[i]) ready_[i] = first;
         }
         int32_t s = op.stream;
         StreamKind sk = pg_.streams[s].kind;
         add_dep(i, stream_last_[s], CauseKind::StreamOrder);
-        if (sk == StreamKind::Legacy) {
+        if (!hw_.rules.legacy_sync) {
+        } else if (sk == StreamKind::Legacy) {
             for (size_t b = 1; b < pg_.streams.size(); ++b)
                 if (pg_.streams[b].kind == StreamKind::Blocking) add_dep(i, stream_last_[b], CauseKind::Legacy);
         } else if (sk == StreamKind::Blocking) {
@@ -333,6 +511,18 @@ private:
         }
         if (task) add_task_deps(i, false);
         if (op.kind == OpKind::EventRecord) event_last_[op.event] = static_cast<int32_t>(i);
+        if (!task && nq_) {
+            // Streams share hardware queues: an op leaves its queue only after the op issued
+            // before it to the same queue has left, whatever its stream (a false dependency).
+            uint32_t q = s == 0 ? nq_ : static_cast<uint32_t>(s - 1) % nq_;
+            int32_t tail = queue_tail_[q];
+            if (tail >= 0 && !left_[tail] && pg_.ops[tail].stream != s) {
+                queue_next_[tail] = static_cast<int32_t>(i);
+                ++pending_[i];
+            }
+            queue_tail_[q] = static_cast<int32_t>(i);
+        }
+        if (!task && !op.graph_node && hw_.launch_queue_depth) lq_ops_[s].push_back(i);
         stream_last_[s] = static_cast<int32_t>(i);
         if (pending_[i] == 0) q_.push(ready_[i], prio(kGpuReady), kGpuReady, i);
     }
@@ -365,7 +555,7 @@ private:
                 }
                 if (--pending_[to] == 0) q_.push(ready_[to], prio(kGpuReady), kGpuReady, to);
             } else {
-                if (from_host == false) at = end + hw_.sync_wakeup;
+                if (from_host == false) at = end + wakeup();
                 if (at >= ready_[to]) {
                     ready_[to] = at;
                     ready_cause_[to] = c;
@@ -386,18 +576,26 @@ private:
         const Op& op = pg_.ops[i];
         OpRecord& r = tl_.ops[i];
         r.gpu_cause = ready_cause_[i];
+        leave_queues(i);
         switch (op.kind) {
             case OpKind::EventRecord:
             case OpKind::StreamWaitEvent:
+            case OpKind::GraphLaunch:
+            case OpKind::MallocAsync:
+            case OpKind::FreeAsync:
                 r.gpu_start = now_;
                 r.gpu_end = now_;
                 return gpu_done(i);
+            case OpKind::HostFunc:  // runs on a driver thread; the stream waits for it
+                r.gpu_start = now_;
+                q_.push(now_ + op.duration, prio(kGpuDone), kGpuDone, i);
+                return;
             case OpKind::Kernel: return enqueue_kernel(i);
             case OpKind::Memset:
                 return start_device_copy(i);
             case OpKind::Memcpy:
                 if (op.dir == CopyDir::D2D) return start_device_copy(i);
-                if (op.host_mem == MemKind::Pageable && op.dir == CopyDir::H2D && !stage_end_.count(i)) {
+                if (pageable(op) && op.dir == CopyDir::H2D && pg_.tasks_form && !stage_end_.count(i)) {
                     // Tasks form: no host call staged the data; staging starts when the copy is
                     // ready, and the DMA may start once the first chunk is staged.
                     stage_end_[i] = now_ + staging_time(hw_, op.dir, op.bytes);
@@ -408,6 +606,12 @@ private:
             case OpKind::Prefetch: {
                 CopyDir dir = op.kind == OpKind::Prefetch ? (op.to_device ? CopyDir::H2D : CopyDir::D2H) : op.dir;
                 CopyQueue& cq = copy_[static_cast<int>(dir)];
+                if (!hw_.rules.copy_fifo) {  // every copy on an engine of its own
+                    r.engine = dir == CopyDir::H2D ? Engine::H2D : Engine::D2H;
+                    r.gpu_start = now_;
+                    q_.push(now_ + copy_work(i, dir), prio(kGpuDone), kGpuDone, i);
+                    return;
+                }
                 if (cq.current < 0) start_copy(i, dir);
                 else cq.waiting.push_back(i);
                 return;
@@ -420,26 +624,132 @@ private:
         OpRecord& r = tl_.ops[i];
         r.engine = Engine::DeviceCopy;
         r.gpu_start = now_;
-        q_.push(now_ + copy_duration(hw_, pg_.ops[i]), prio(kGpuDone), kGpuDone, i);
+        Time extra = pg_.ops[i].graph_node ? hw_.graph_copy_node_extra : Time{};
+        q_.push(now_ + copy_duration(hw_, pg_.ops[i]) + extra, prio(kGpuDone), kGpuDone, i);
     }
 
-    void start_copy(uint32_t i, CopyDir dir) {
+    // Op i leaves its hardware queue and its stream's launch queue when the GPU takes it.
+    void leave_queues(uint32_t i) {
         const Op& op = pg_.ops[i];
-        OpRecord& r = tl_.ops[i];
-        r.engine = dir == CopyDir::H2D ? Engine::H2D : Engine::D2H;
-        r.gpu_start = now_;
+        if (nq_ && !left_[i]) {
+            left_[i] = 1;
+            int32_t next = queue_next_[i];
+            if (next >= 0) {
+                uint32_t j = static_cast<uint32_t>(next);
+                if (now_ > ready_[j] || ready_cause_[j].kind == CauseKind::None) {
+                    ready_[j] = max(ready_[j], now_);
+                    ready_cause_[j] = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Queue};
+                }
+                if (--pending_[j] == 0) q_.push(ready_[j], prio(kGpuReady), kGpuReady, j);
+            }
+        }
+        if (op.thread >= 0 && !op.graph_node && hw_.launch_queue_depth && !lq_ops_[op.stream].empty() &&
+            lq_ops_[op.stream].front() == i) {
+            lq_ops_[op.stream].pop_front();
+            for (uint32_t t : lq_waiters_[op.stream]) q_.push(now_, prio(kHostStep), kHostStep, t);
+            lq_waiters_[op.stream].clear();
+        }
+    }
+
+
+    // GPU time of a copy on its engine at full speed (pageable copies: paced by the host).
+    Time copy_work(uint32_t i, CopyDir dir) {
+        const Op& op = pg_.ops[i];
         Time end = now_ + copy_duration(hw_, op);
-        if (op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable) {
+        if (op.kind == OpKind::Prefetch) {
+            uint64_t bytes = to_move(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
+            end = now_ + transfer_time(bytes, op.to_device ? hw_.um_prefetch_h2d_bw : hw_.um_prefetch_d2h_bw);
+        }
+        if (pageable(op)) {
             Time chunk_dma = transfer_time(staging_chunk(hw_, op.bytes), dir == CopyDir::H2D ? hw_.h2d_bw : hw_.d2h_bw);
             Time fixed = dir == CopyDir::H2D ? hw_.h2d_fixed : hw_.d2h_fixed;
             if (dir == CopyDir::H2D) {
+                auto pw = pool_wait_.find(i);
+                if (pw != pool_wait_.end()) {
+                    // Staging stalled with the pool full until now (the DMA start); it resumes
+                    // as the DMA frees bounce buffers, at the host's speed.
+                    Time staged = max(pw->second.called + staging_time(hw_, dir, op.bytes),
+                                      now_ + staging_time(hw_, dir, op.bytes - hw_.staging_pool));
+                    stage_end_[i] = staged;
+                    OpRecord& r = tl_.ops[i];
+                    Time unblocked = pw->second.called + staging_time(hw_, dir, op.bytes);
+                    if (staged > unblocked) {
+                        r.sync_wait += staged - unblocked;
+                        r.host_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
+                    }
+                    uint32_t t = pw->second.thread;
+                    pool_wait_.erase(pw);
+                    finish_host(t, i, staged);
+                }
                 end = max(end, stage_end_.at(i) + fixed + chunk_dma);  // DMA trails the staging by a chunk
             } else {
                 end = max(end, now_ + fixed + staging_time(hw_, dir, op.bytes));  // paced by the host draining
             }
         }
-        copy_[static_cast<int>(dir)].current = static_cast<int32_t>(i);
-        q_.push(end, prio(kGpuDone), kGpuDone, i);
+        if (op.graph_node) end += hw_.graph_copy_node_extra;
+        return end - now_;
+    }
+
+    // Slow-down of the copy on `dir`'s engine while the other direction's engine is busy.
+    double copy_factor(int dir) const {
+        const ActiveCopy& other = active_copy_[1 - dir];
+        const ActiveCopy& self = active_copy_[dir];
+        if (other.op < 0 || self.op < 0) return 1;
+        bool other_pageable = pageable(pg_.ops[other.op]), self_pageable = pageable(pg_.ops[self.op]);
+        if (other_pageable && !self_pageable) return hw_.pageable_contention;
+        return hw_.duplex_factor;
+    }
+
+    void schedule_copy(int dir) {
+        ActiveCopy& c = active_copy_[dir];
+        auto ps = static_cast<int64_t>(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
+        q_.push(now_ + Time::ps(ps), prio(kCopyDone), kCopyDone, static_cast<uint32_t>(dir), ++c.version);
+    }
+
+    // The other direction started or stopped: bring `dir`'s copy up to date at its new speed.
+    void rescale_copy(int dir) {
+        ActiveCopy& c = active_copy_[dir];
+        if (c.op < 0) return;
+        double f = copy_factor(dir);
+        if (f == c.factor) return;
+        auto done = static_cast<int64_t>(static_cast<double>((now_ - c.last).ps()) / c.factor);
+        c.work_left = c.work_left > Time::ps(done) ? c.work_left - Time::ps(done) : Time{};
+        c.last = now_;
+        c.factor = f;
+        schedule_copy(dir);
+    }
+
+    void start_copy(uint32_t i, CopyDir dir) {
+        OpRecord& r = tl_.ops[i];
+        r.engine = dir == CopyDir::H2D ? Engine::H2D : Engine::D2H;
+        r.gpu_start = now_;
+        int d = static_cast<int>(dir);
+        ActiveCopy& c = active_copy_[d];
+        c.op = static_cast<int32_t>(i);
+        c.work_left = copy_work(i, dir);
+        c.last = now_;
+        c.factor = copy_factor(d);
+        copy_[d].current = static_cast<int32_t>(i);
+        schedule_copy(d);
+        rescale_copy(1 - d);
+    }
+
+    void copy_done(uint32_t dir, uint32_t version) {
+        ActiveCopy& c = active_copy_[dir];
+        if (c.op < 0 || c.version != version) return;  // superseded by a rescale
+        uint32_t i = static_cast<uint32_t>(c.op);
+        c.op = -1;
+        CopyQueue& cq = copy_[dir];
+        cq.current = -1;
+        if (!cq.waiting.empty()) {
+            uint32_t next = cq.waiting.front();
+            cq.waiting.pop_front();
+            tl_.ops[next].gpu_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
+            start_copy(next, static_cast<CopyDir>(dir));
+        } else {
+            rescale_copy(1 - static_cast<int>(dir));
+        }
+        gpu_done(i);
     }
 
     void gpu_done(uint32_t i) {
@@ -447,17 +757,7 @@ private:
         OpRecord& r = tl_.ops[i];
         r.gpu_end = now_;
         done_[i] = 1;
-        if (op.kind == OpKind::Prefetch) on_device_[op.buffer] = op.to_device;
-        if (r.engine == Engine::H2D || r.engine == Engine::D2H) {
-            CopyQueue& cq = copy_[r.engine == Engine::H2D ? 0 : 1];
-            cq.current = -1;
-            if (!cq.waiting.empty()) {
-                uint32_t next = cq.waiting.front();
-                cq.waiting.pop_front();
-                tl_.ops[next].gpu_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
-                start_copy(next, r.engine == Engine::H2D ? CopyDir::H2D : CopyDir::D2H);
-            }
-        }
+        if (op.kind == OpKind::Prefetch) migrate(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
         release_successors(i, now_);
     }
 
@@ -468,16 +768,19 @@ private:
         uint32_t per_sm = blocks_per_sm(hw_, op.shape);
         uint64_t wave = static_cast<uint64_t>(per_sm) * hw_.sm_count;
         uint64_t waves = (op.shape.grid + wave - 1) / wave;
-        ActiveKernel k{i, op.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(waves)), Time{},
-                       BlockNeed::of(op.shape), cost.memory_bound && hw_.hbm_sharing, false,
-                       pg_.streams[op.stream].priority, order_++};
-        for (uint32_t u = 0; u < op.uses_count; ++u) {
-            uint32_t b = pg_.uses[op.uses_begin + u];
-            if (!on_device_[b]) {
-                k.first_extra += transfer_time(pg_.buffers[b].bytes, hw_.um_fault_bw);
-                on_device_[b] = 1;
-            }
+        Time faults;
+        for (uint32_t u = 0; u < op.uses_count; ++u)
+            faults += transfer_time(migrate(pg_.uses[op.uses_begin + u], true), hw_.um_fault_bw);
+        if (!hw_.rules.sm_residency) {  // the kernel runs as if alone on the device
+            OpRecord& r = tl_.ops[i];
+            r.gpu_start = now_;
+            r.engine = Engine::Compute;
+            q_.push(now_ + cost.duration + faults, prio(kGpuDone), kGpuDone, i);
+            return;
         }
+        ActiveKernel k{i, op.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(waves)), faults,
+                       BlockNeed::of(op.shape), cost.memory_bound && hw_.hbm_sharing, false,
+                       hw_.rules.priorities ? pg_.streams[op.stream].priority : 0, order_++};
         uint32_t slot;
         if (!free_kernels_.empty()) {
             slot = free_kernels_.back();
@@ -501,7 +804,7 @@ private:
             }
             uint32_t slot = waiting_kernels_[best];
             ActiveKernel& k = active_[slot];
-            if (!k.started && running_kernels_ >= kMaxConcurrentKernels) return;
+            if (!k.started && running_kernels_ >= hw_.max_kernels) return;
             uint32_t b = new_batch(slot);
             Batch& bt = batches_[b];
             uint32_t placed = sm_.place(k.need, k.unplaced, bt.runs);
@@ -628,10 +931,8 @@ private:
             throw DeadlockError("deadlock: " + std::to_string(count) + " ops never finished when no event remained:" + stuck);
     }
 
-    static constexpr uint32_t kMaxConcurrentKernels = 128;
-
     const Program& pg_;
-    const HwProfile& hw_;
+    const HwProfile hw_;
     EngineOptions opts_;
     Timeline tl_;
     EventQueue q_;
@@ -645,9 +946,24 @@ private:
     std::vector<int32_t> stream_last_, event_last_;
     std::vector<ThreadState> threads_;
     std::vector<Time> api_end_;  // per host thread: end of its current API call
-    std::vector<uint8_t> on_device_;
+    struct ManagedState {
+        std::vector<uint8_t> on_device;  // per block
+        uint64_t device_blocks = 0;
+    };
+    std::vector<ManagedState> um_;
     std::unordered_map<uint32_t, Time> stage_end_;
+    struct PoolWait {
+        uint32_t thread;
+        Time called;
+    };
+    std::unordered_map<uint32_t, PoolWait> pool_wait_;  // pageable H2D calls stalled on a full pool
     CopyQueue copy_[2];
+    ActiveCopy active_copy_[2];
+    std::vector<std::deque<uint32_t>> lq_ops_;       // per stream: issued ops the GPU has not taken
+    std::vector<std::vector<uint32_t>> lq_waiters_;  // per stream: threads blocked on a full launch queue
+    uint32_t nq_ = 0;                                // hardware queues (0: no sharing)
+    std::vector<int32_t> queue_tail_, queue_next_;
+    std::vector<uint8_t> left_, loaded_;
     SmPool sm_;
     std::vector<ActiveKernel> active_;
     std::vector<uint32_t> free_kernels_, waiting_kernels_;

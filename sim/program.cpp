@@ -14,6 +14,16 @@ const char* to_string(OpKind k) {
         case OpKind::StreamSync: return "stream_sync";
         case OpKind::DeviceSync: return "device_sync";
         case OpKind::Prefetch: return "prefetch";
+        case OpKind::HostFunc: return "host_func";
+        case OpKind::GraphInstantiate: return "graph_instantiate";
+        case OpKind::GraphLaunch: return "graph_launch";
+        case OpKind::Malloc: return "malloc";
+        case OpKind::Free: return "free";
+        case OpKind::MallocHost: return "malloc_host";
+        case OpKind::FreeHost: return "free_host";
+        case OpKind::HostRegister: return "host_register";
+        case OpKind::MallocAsync: return "malloc_async";
+        case OpKind::FreeAsync: return "free_async";
     }
     return "?";
 }
@@ -61,12 +71,15 @@ std::string Program::op_name(uint32_t i) const {
 bool Program::has_gpu_phase(OpKind k) {
     switch (k) {
         case OpKind::Kernel: case OpKind::Memcpy: case OpKind::Memset: case OpKind::EventRecord:
-        case OpKind::StreamWaitEvent: case OpKind::Prefetch:
+        case OpKind::StreamWaitEvent: case OpKind::Prefetch: case OpKind::HostFunc: case OpKind::GraphLaunch:
+        case OpKind::MallocAsync: case OpKind::FreeAsync:
             return true;
         default:
             return false;
     }
 }
+
+bool Program::is_stream_op(OpKind k) { return has_gpu_phase(k); }
 
 }  // namespace hetsim
 
@@ -83,6 +96,7 @@ const char* to_string(CauseKind k) {
         case CauseKind::Sync: return "host sync";
         case CauseKind::After: return "after";
         case CauseKind::Resource: return "resource busy";
+        case CauseKind::Queue: return "hardware queue";
     }
     return "?";
 }

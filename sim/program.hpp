@@ -26,6 +26,16 @@ enum class OpKind : uint8_t {
     StreamSync,       // cudaStreamSynchronize(stream)
     DeviceSync,       // cudaDeviceSynchronize()
     Prefetch,         // cudaMemPrefetchAsync(buffer, bytes, to device/host, stream)
+    HostFunc,         // cudaLaunchHostFunc(stream, fn): `duration` of host work on a driver thread
+    GraphInstantiate, // cudaGraphInstantiate(graph)
+    GraphLaunch,      // cudaGraphLaunch(graph, stream); its nodes follow as ops with graph_node set
+    Malloc,           // cudaMalloc
+    Free,             // cudaFree: waits for the whole device first
+    MallocHost,       // cudaMallocHost (pinned host memory)
+    FreeHost,         // cudaFreeHost: waits for the whole device first
+    HostRegister,     // cudaHostRegister (pin existing host memory)
+    MallocAsync,      // cudaMallocAsync(stream): stream-ordered, from the pool
+    FreeAsync,        // cudaFreeAsync(stream)
 };
 
 const char* to_string(OpKind k);
@@ -49,7 +59,9 @@ struct Stream {
 
 struct Event {
     std::string name;
+    bool blocking_sync = false;  // created with cudaEventBlockingSync: syncs on it sleep
 };
+
 
 struct HostThread {
     std::string name;
@@ -74,7 +86,9 @@ struct Op {
     int32_t thread = kNone;         // issuing host thread (threads form; host tasks)
     int32_t stream = kNone;         // stream for GPU work, or the stream synced on
     int32_t event = kNone;          // EventRecord / StreamWaitEvent / EventSync
-    int32_t buffer = kNone;         // Prefetch target; managed buffer of a copy
+    int32_t buffer = kNone;         // Prefetch target; managed buffer of a copy; allocation target
+    int32_t graph = kNone;          // GraphInstantiate / GraphLaunch / graph nodes
+    bool graph_node = false;        // a node of the GraphLaunch before it (no host call of its own)
     Time duration;                  // HostWork; Kernel with fixed duration
     uint64_t bytes = 0;             // copies, memset, prefetch, roofline kernel traffic
     double flops = 0;               // roofline kernel (0 = use `duration`)
@@ -89,6 +103,13 @@ struct Op {
     uint32_t loc = 0;               // index into Program::locs (source position)
 };
 
+// A CUDA graph captured from one stream: its nodes run in order. The node templates are ops
+// without stream or thread; a launch copies them after its GraphLaunch op.
+struct Graph {
+    std::string name;
+    std::vector<Op> nodes;
+};
+
 struct Program {
     std::string source;                  // scenario file path
     std::vector<Buffer> buffers;
@@ -101,7 +122,12 @@ struct Program {
     std::vector<uint32_t> uses;          // managed-buffer indices of ops
     std::vector<uint32_t> after;         // op indices (tasks form)
     std::vector<SourceLoc> locs;         // interned source positions
+    std::vector<Graph> graphs;
     bool tasks_form = false;
+    // Program-wide CUDA settings (scenario `options:`).
+    bool blocking_sync = false;    // cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync)
+    bool cold_start = false;       // a fresh process: first launches load their modules
+    uint32_t max_connections = 0;  // CUDA_DEVICE_MAX_CONNECTIONS; 0 = the profile's gpu.hw_queues
     // Tasks placed on streams, in file order (issued at t=0 in this order).
     std::vector<uint32_t> gpu_tasks;
 
@@ -109,6 +135,8 @@ struct Program {
     std::string op_name(uint32_t op) const;
     // True for ops whose work runs on the GPU (kernels, copies, memsets, records, waits, prefetches).
     static bool has_gpu_phase(OpKind k);
+    // True for ops issued to a stream (the ones that take a launch-queue entry).
+    static bool is_stream_op(OpKind k);
 };
 
 }  // namespace hetsim

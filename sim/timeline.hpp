@@ -23,6 +23,7 @@ enum class CauseKind : uint8_t {
     Sync,          // host waited for GPU work (stream/event/device sync, blocking copy)
     After,         // tasks form `after:` dependency
     Resource,      // copy engine or SM room held by another op
+    Queue,         // hardware queue shared with another stream (false dependency)
 };
 const char* to_string(CauseKind k);
 

@@ -22,9 +22,7 @@ TEST_CASE("accuracy: validation scenarios against the committed H200 measurement
     CHECK(r.median_abs <= 0.05);
     // Scenarios whose error passes both 15% and their own run-to-run spread. Each is a model
     // gap documented in docs/model.md ("Known limits"); the list must shrink, never grow.
-    const std::set<std::string> known_gaps = {
-        "15_pageable_readback_2streams",  // pinned H2D runs at half speed beside pageable D2H
-    };
+    const std::set<std::string> known_gaps = {};
     for (const auto& s : r.scenarios) {
         INFO(s.name << ": predicted " << s.predicted_ns << " ns, measured " << s.measured_ns << " ns, error "
                     << 100 * s.error << "%, spread " << 100 * s.spread << "%");

@@ -27,24 +27,30 @@ TEST_CASE("cli: graph prints the dependency edges as DOT") {
 
 TEST_CASE("cli: lower writes a program that simulates to the same timeline") {
     fs::path tmp = fs::temp_directory_path() / "hetsim-lower-test.json";
-    Cli r = cli("lower scenarios/seeds/double_buffer.yaml -o '" + tmp.string() + "'");
-    REQUIRE(r.exit_code == 0);
-    auto j = nlohmann::json::parse(slurp(tmp));
-    CHECK(j["schema"] == "hetsim.program");
-    CHECK(j["version"] == 1);
-    hetsim::Program back = hetsim::report::program_from_json(j, tmp.string());
-    hetsim::Scenario sc = hetsim::load_scenario(HETSIM_SOURCE_DIR "/scenarios/seeds/double_buffer.yaml");
-    REQUIRE(back.ops.size() == sc.program.ops.size());
-    hetsim::Timeline a = hetsim::simulate(sc.program, sc.profile), b = hetsim::simulate(back, sc.profile);
-    CHECK(a.end_to_end == b.end_to_end);
-    for (size_t i = 0; i < a.ops.size(); ++i) {
-        CHECK(a.ops[i].gpu_end == b.ops[i].gpu_end);
-        CHECK(a.ops[i].host_end == b.ops[i].host_end);
-        CHECK(sc.program.op_name(static_cast<uint32_t>(i)) == back.op_name(static_cast<uint32_t>(i)));
+    for (const char* file : {"scenarios/seeds/double_buffer.yaml", "scenarios/examples/cuda_graph.yaml",
+                             "scenarios/examples/cold_start.yaml", "scenarios/examples/host_callbacks.yaml",
+                             "scenarios/examples/allocations.yaml", "scenarios/examples/hardware_queues.yaml",
+                             "scenarios/examples/blocking_sync.yaml", "scenarios/examples/unified_memory_blocks.yaml"}) {
+        INFO(file);
+        Cli r = cli(std::string("lower ") + file + " -o '" + tmp.string() + "'");
+        REQUIRE(r.exit_code == 0);
+        auto j = nlohmann::json::parse(slurp(tmp));
+        CHECK(j["schema"] == "hetsim.program");
+        CHECK(j["version"] == 2);
+        hetsim::Program back = hetsim::report::program_from_json(j, tmp.string());
+        hetsim::Scenario sc = hetsim::load_scenario(std::string(HETSIM_SOURCE_DIR "/") + file);
+        REQUIRE(back.ops.size() == sc.program.ops.size());
+        hetsim::Timeline a = hetsim::simulate(sc.program, sc.profile), b = hetsim::simulate(back, sc.profile);
+        CHECK(a.end_to_end == b.end_to_end);
+        for (size_t i = 0; i < a.ops.size(); ++i) {
+            CHECK(a.ops[i].gpu_end == b.ops[i].gpu_end);
+            CHECK(a.ops[i].host_end == b.ops[i].host_end);
+            CHECK(sc.program.op_name(static_cast<uint32_t>(i)) == back.op_name(static_cast<uint32_t>(i)));
+        }
+        j["version"] = 99;
+        CHECK_THROWS_WITH(hetsim::report::program_from_json(j, "p.json"),
+                          Catch::Contains("schema version 99; this hetsim reads version 2"));
     }
-    j["version"] = 99;
-    CHECK_THROWS_WITH(hetsim::report::program_from_json(j, "p.json"),
-                      Catch::Contains("schema version 99; this hetsim reads version 1"));
     fs::remove(tmp);
 }
 

@@ -1,0 +1,640 @@
+// Engine tests, part 3: the hardware-fidelity rules of docs/model.md (rules 1-9), each on a
+// small scenario whose timeline is derived by hand from the rule, and each rule's switch.
+// Scenarios start from `zero_latency: true` and set the parameters they test, so every
+// expected time below follows from the numbers in the scenario alone.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "engine_test_util.hpp"
+
+using namespace hetsim;
+using namespace hetsim::enginetest;
+
+namespace {
+// `extra` goes under `hardware:` (indented two spaces), `body` after it.
+Sim run_with(const std::string& extra, const std::string& body) {
+    return run("hardware:\n  profile: h200\n  zero_latency: true\n" + extra + body);
+}
+constexpr Time ps(int64_t v) { return Time::ps(v); }
+}  // namespace
+
+// ---------------------------------------------------------------- rule 1: copies
+
+TEST_CASE("rule 1: a pinned copy follows the efficiency curve at its size", "[engine][rules]") {
+    const std::string hw = R"(  copy.h2d.bandwidth: 1GB/s
+  copy.h2d.efficiency: "1KiB:0.5, 1MiB:1"
+)";
+    const std::string body = R"(streams: [s]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 32KiB
+      stream: s
+)";
+    // 32 KiB = 2^15 lies halfway between 2^10 and 2^20 in log2: efficiency 0.75, so
+    // 32768 B at 0.75 GB/s = 43.690666.. us, rounded up to the picosecond.
+    check_gpu(run_with(hw + "  rules.copy_efficiency: on\n", body), "up", Time{}, ps(43'690'667));
+    // Switched off: the full 1 GB/s, 32.768 us.
+    check_gpu(run_with(hw + "  rules.copy_efficiency: off\n", body), "up", Time{}, ns(32'768));
+    // Outside the points the curve is flat: 512 B at 0.5 GB/s = 1.024 us.
+    Sim small = run_with(hw + "  rules.copy_efficiency: on\n", R"(streams: [s]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 512B
+      stream: s
+)");
+    check_gpu(small, "up", Time{}, ns(1'024));
+}
+
+TEST_CASE("rule 1: H2D beside D2H slow each other by the duplex factor", "[engine][rules]") {
+    const std::string hw = R"(  copy.duplex_factor: 2
+  copy.h2d.bandwidth: 1GB/s
+  copy.d2h.bandwidth: 1GB/s
+)";
+    const std::string body = R"(streams: [a, b]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 1MB
+      stream: a
+    - memcpy_async: down
+      direction: d2h
+      bytes: 500KB
+      stream: b
+)";
+    // Both start at 0. Together each runs at half speed: the 500 us D2H ends at 1000 us, when
+    // the H2D has done 500 of its 1000 us; the rest at full speed ends it at 1500 us.
+    Sim s = run_with(hw + "  rules.duplex: on\n", body);
+    check_gpu(s, "down", Time{}, us(1000));
+    check_gpu(s, "up", Time{}, us(1500));
+    // Switched off: side by side at full speed.
+    Sim off = run_with(hw + "  rules.duplex: off\n", body);
+    check_gpu(off, "down", Time{}, us(500));
+    check_gpu(off, "up", Time{}, us(1000));
+}
+
+TEST_CASE("rule 1: a pinned copy beside a pageable copy of the other direction slows more", "[engine][rules]") {
+    Sim s = run_with(R"(  rules.duplex: on
+  copy.duplex_factor: 2
+  copy.pageable_contention: 3
+  copy.h2d.bandwidth: 1GB/s
+  copy.d2h.bandwidth: 1GB/s
+  host.pageable_d2h_bandwidth: 1GB/s
+)",
+                     R"(streams: [a, b]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 1MB
+      stream: a
+    - memcpy_async: down
+      direction: d2h
+      memory: pageable
+      bytes: 250KB
+      stream: b
+)");
+    // The pageable D2H (250 us of work) runs at the duplex factor 2: 0-500 us. Meanwhile the
+    // pinned H2D runs 3x slower: 500 us / 3 = 166.666666 us of work done (truncated to the
+    // picosecond), the remaining 833.333334 us at full speed end it at 1333.333334 us.
+    check_gpu(s, "down", Time{}, us(500));
+    check_gpu(s, "up", Time{}, ps(1'333'333'334));
+}
+
+TEST_CASE("rule 1: copies of one direction queue across streams unless copy_fifo is off", "[engine][rules]") {
+    const std::string hw = "  copy.h2d.bandwidth: 1GB/s\n";
+    const std::string body = R"(streams: [a, b]
+threads:
+  main:
+    - memcpy_async: first
+      direction: h2d
+      bytes: 100KB
+      stream: a
+    - memcpy_async: second
+      direction: h2d
+      bytes: 100KB
+      stream: b
+)";
+    Sim s = run_with(hw, body);
+    check_gpu(s, "first", Time{}, us(100));
+    check_gpu(s, "second", us(100), us(200));
+    CHECK(s.op("second").gpu_cause.kind == CauseKind::Resource);
+    Sim off = run_with(hw + "  rules.copy_fifo: off\n", body);
+    check_gpu(off, "second", Time{}, us(100));
+}
+
+// ---------------------------------------------------------------- rule 2: pageable copies
+
+namespace {
+const std::string kStaging = R"(  host.pageable_h2d_bandwidth: 1GB/s
+  copy.h2d.bandwidth: 10GB/s
+  host.staging_chunk: 100KB
+)";
+const std::string kPool = kStaging + "  host.staging_pool: 1MB\n";
+const std::string kPoolBody = R"(streams: [s]
+threads:
+  main:
+    - kernel: busy
+      stream: s
+      duration: 5ms
+      grid: 1
+    - memcpy_async: upload
+      direction: h2d
+      memory: pageable
+      bytes: 4MB
+      stream: s
+)";
+}  // namespace
+
+TEST_CASE("rule 2: a pageable H2D larger than the staging pool blocks until its DMA starts", "[engine][rules]") {
+    Sim s = run_with(kPool, kPoolBody);
+    // Staging alone would take 4 MB / 1 GB/s = 4000 us. The DMA waits for `busy` (5000 us), so
+    // after 1 MB the pool is full; staging resumes at 5000 and needs 3000 us more: the call
+    // returns at 8000, 4000 us of it blocked. The DMA (400 us at 10 GB/s) trails the staging by
+    // one 100 KB chunk (10 us): 5000-8010.
+    check_host(s, "upload", Time{}, us(8000));
+    check_wait(s, "upload", us(4000));
+    check_gpu(s, "upload", us(5000), us(8010));
+    // An unbounded pool: the call returns when staged (4000); the DMA starts at 5000 and runs
+    // its pinned 400 us.
+    Sim off = run_with(kPool + "  rules.staging_pool: off\n", kPoolBody);
+    check_host(off, "upload", Time{}, us(4000));
+    check_gpu(off, "upload", us(5000), us(5400));
+    // A copy that fits the pool never blocks: 1 MB stages in 1000 us.
+    Sim fits = run_with(kPool, R"(streams: [s]
+threads:
+  main:
+    - kernel: busy
+      stream: s
+      duration: 5ms
+      grid: 1
+    - memcpy_async: upload
+      direction: h2d
+      memory: pageable
+      bytes: 1MB
+      stream: s
+)");
+    check_host(fits, "upload", Time{}, us(1000));
+    check_gpu(fits, "upload", us(5000), us(5100));
+}
+
+TEST_CASE("rule 2: the documented behaviour syncs the stream before a pageable copy", "[engine][rules]") {
+    Sim s = run_with(kStaging + "  host.staging_pool: 0B\n  host.pageable_sync: true\n", kPoolBody);
+    // The call waits for `busy` (5000), then stages 4000 us: host 0-9000, 5000 of it waiting.
+    // The DMA may start once the first chunk is staged (5100) and trails the staging by a chunk.
+    check_host(s, "upload", Time{}, us(9000));
+    check_wait(s, "upload", us(5000));
+    check_gpu(s, "upload", us(5100), us(9010));
+}
+
+TEST_CASE("rule 2: pageable copies behave as pinned with pageable_staging off", "[engine][rules]") {
+    Sim s = run_with(kPool + "  rules.pageable_staging: off\n", kPoolBody);
+    check_host(s, "upload", Time{}, Time{});
+    check_gpu(s, "upload", us(5000), us(5400));
+}
+
+// ---------------------------------------------------------------- rule 3: legacy stream switch
+
+TEST_CASE("rule 3: legacy_sync off frees the legacy stream from blocking streams", "[engine][rules]") {
+    const std::string body = R"(streams: [sb]
+threads:
+  main:
+    - kernel: slow
+      stream: sb
+      duration: 100us
+      grid: 1
+    - kernel: legacy_kernel
+      duration: 10us
+      grid: 1
+)";
+    check_gpu(run_with("", body), "legacy_kernel", us(100), us(110));
+    check_gpu(run_with("  rules.legacy_sync: off\n", body), "legacy_kernel", Time{}, us(10));
+}
+
+// ---------------------------------------------------------------- rule 4: kernel switches
+
+TEST_CASE("rule 4: sm_residency off runs device-filling kernels side by side", "[engine][rules]") {
+    const std::string body = R"(streams: [a, b]
+threads:
+  main:
+    - kernel: left
+      stream: a
+      duration: 100us
+      grid: 264
+      block: 1024
+    - kernel: right
+      stream: b
+      duration: 100us
+      grid: 264
+      block: 1024
+)";
+    check_gpu(run_with("", body), "right", us(100), us(200));
+    check_gpu(run_with("  rules.sm_residency: off\n", body), "right", Time{}, us(100));
+}
+
+TEST_CASE("rule 4: the concurrent-kernel limit comes from gpu.max_kernels", "[engine][rules]") {
+    const std::string body = R"(streams: {s: {count: 3}}
+threads:
+  main:
+    - repeat: 3
+      do:
+        - kernel: k
+          stream: s[i]
+          duration: 10us
+          grid: 1
+)";
+    Sim s = run_with("  gpu.max_kernels: 2\n", body);
+    check_gpu(s, "k[2]", us(10), us(20));
+    check_gpu(run_with("  gpu.max_kernels: 2\n  rules.kernel_limit: off\n", body), "k[2]", Time{}, us(10));
+}
+
+TEST_CASE("rule 4: priorities choose who takes freed room; off, ready order does", "[engine][rules]") {
+    const std::string body = R"(streams:
+  a: {}
+  b: {}
+  hi: {priority: -1}
+threads:
+  main:
+    - kernel: fill
+      stream: a
+      duration: 100us
+      grid: 264
+      block: 1024
+    - kernel: low
+      stream: b
+      duration: 10us
+      grid: 264
+      block: 1024
+    - kernel: high
+      stream: hi
+      duration: 10us
+      grid: 264
+      block: 1024
+)";
+    // `fill` takes the whole device at 0; `low` and `high` (ready at 0, `low` first) wait.
+    // At 100 the higher-priority `high` takes the room although `low` was ready first.
+    Sim s = run_with("", body);
+    check_gpu(s, "high", us(100), us(110));
+    check_gpu(s, "low", us(110), us(120));
+    Sim off = run_with("  rules.priorities: off\n", body);
+    check_gpu(off, "low", us(100), us(110));
+    check_gpu(off, "high", us(110), us(120));
+}
+
+TEST_CASE("rule 4: small_kernel_floor off drops the launch latency and minimum duration", "[engine][rules]") {
+    const std::string hw = "  gpu.launch_latency: 3us\n  kernel.min_duration: 2us\n";
+    const std::string body = R"(streams: [s]
+threads:
+  main:
+    - kernel: tiny
+      stream: s
+      duration: 1us
+      grid: 1
+)";
+    check_gpu(run_with(hw, body), "tiny", us(3), us(5));
+    check_gpu(run_with(hw + "  rules.small_kernel_floor: off\n", body), "tiny", Time{}, us(1));
+}
+
+// ---------------------------------------------------------------- rule 5: queues
+
+namespace {
+const std::string kQueues = R"(streams: {s: {count: 4}}
+threads:
+  main:
+    - repeat: 4
+      var: k
+      do:
+        - kernel: first
+          stream: s[k]
+          duration: 100us
+          grid: 1
+        - kernel: second
+          stream: s[k]
+          duration: 100us
+          grid: 1
+)";
+}
+
+TEST_CASE("rule 5: streams sharing a hardware queue get false dependencies", "[engine][rules]") {
+    // Two queues: s[0], s[2] on one, s[1], s[3] on the other. In queue 0, second[0] waits for
+    // first[0] (to 100) and holds first[2] behind it until it leaves the queue at 100.
+    Sim s = run_with("  gpu.hw_queues: 2\n", kQueues);
+    check_gpu(s, "first[0]", Time{}, us(100));
+    check_gpu(s, "second[0]", us(100), us(200));
+    check_gpu(s, "first[2]", us(100), us(200));
+    CHECK(s.op("first[2]").gpu_cause.kind == CauseKind::Queue);
+    check_gpu(s, "second[2]", us(200), us(300));
+    check_gpu(s, "first[3]", us(100), us(200));
+    check_end(s, us(300));
+    // The scenario's max_connections overrides the profile: 4 queues, no sharing.
+    Sim four = run_with("  gpu.hw_queues: 2\n", "options: {max_connections: 4}\n" + kQueues);
+    check_end(four, us(200));
+    check_end(run_with("  gpu.hw_queues: 2\n  rules.hw_queues: off\n", kQueues), us(200));
+}
+
+TEST_CASE("rule 5: a full launch queue blocks the launching thread", "[engine][rules]") {
+    const std::string hw = "  host.launch_cost: 1us\n  gpu.launch_queue_depth: 2\n";
+    const std::string body = R"(streams: [s]
+threads:
+  main:
+    - repeat: 4
+      do:
+        - kernel: k
+          stream: s
+          duration: 100us
+          grid: 1
+)";
+    // k[0] is taken by the GPU at 1 (after its call); k[1] and k[2] fill the queue at 2 and 3.
+    // k[3]'s call at 3 blocks until k[1] is taken at 101 (when k[0] ends), then costs 1 us.
+    Sim s = run_with(hw, body);
+    check_host(s, "k[2]", us(2), us(3));
+    check_host(s, "k[3]", us(3), us(102));
+    check_wait(s, "k[3]", us(98));
+    check_gpu(s, "k[3]", us(301), us(401));
+    Sim off = run_with(hw + "  rules.launch_queue: off\n", body);
+    check_host(off, "k[3]", us(3), us(4));
+    check_gpu(off, "k[3]", us(301), us(401));
+}
+
+// ---------------------------------------------------------------- rule 6: host side
+
+TEST_CASE("rule 6: a cold process loads each kernel's module at its first launch", "[engine][rules]") {
+    const std::string hw = "  host.launch_cost: 1us\n  host.module_load_cost: 60us\n";
+    const std::string body = R"(streams: [s]
+threads:
+  main:
+    - kernel: a
+      stream: s
+      duration: 1us
+      name: a1
+    - kernel: a
+      stream: s
+      duration: 1us
+      name: a2
+    - kernel: b
+      stream: s
+      duration: 1us
+)";
+    // A kernel is known by its label (`name:` replaces it): a1, a2 and b are three kernels, each
+    // paying 60 us at its first launch in a cold process.
+    Sim cold = run_with(hw, "options: {cold_start: true}\n" + body);
+    check_host(cold, "a1", Time{}, us(61));
+    check_host(cold, "a2", us(61), us(122));
+    check_host(cold, "b", us(122), us(183));
+    Sim warm = run_with(hw, body);
+    check_host(warm, "b", us(2), us(3));
+    Sim same = run_with(hw, R"(options: {cold_start: true}
+streams: [s]
+threads:
+  main:
+    - repeat: 3
+      do:
+        - kernel: a
+          stream: s
+          duration: 1us
+)");
+    check_host(same, "a[0]", Time{}, us(61));
+    check_host(same, "a[1]", us(61), us(62));
+    check_host(run_with(hw + "  rules.module_loading: off\n", "options: {cold_start: true}\n" + body), "b", us(2), us(3));
+}
+
+TEST_CASE("rule 6: blocking-sync scheduling wakes syncs later; events spin unless flagged", "[engine][rules]") {
+    const std::string hw = "  host.sync_wakeup: 2us\n  host.blocking_sync_wakeup: 100us\n";
+    const std::string body = R"(streams: [s]
+events:
+  plain: {}
+  sleepy: {blocking_sync: true}
+threads:
+  main:
+    - kernel: k1
+      stream: s
+      duration: 50us
+    - stream_sync: s
+    - kernel: k2
+      stream: s
+      duration: 50us
+    - event_record: plain
+      stream: s
+    - event_sync: plain
+    - kernel: k3
+      stream: s
+      duration: 50us
+    - event_record: sleepy
+      stream: s
+    - event_sync: sleepy
+)";
+    Sim b = run_with(hw, "options: {sync: blocking}\n" + body);
+    // k1 0-50; the stream sync sleeps: returns at 150. k2 150-200; the plain event spins: 202.
+    // k3 202-252; the flagged event sleeps: 352.
+    check_host(b, "stream_sync:s", Time{}, us(150));
+    check_host(b, "event_sync:plain", us(150), us(202));
+    check_host(b, "event_sync:sleepy", us(202), us(352));
+    Sim spin = run_with(hw, body);
+    check_host(spin, "stream_sync:s", Time{}, us(52));
+    check_host(spin, "event_sync:sleepy", us(104), us(254));  // the event's own flag still sleeps
+    Sim off = run_with(hw + "  rules.sync_wakeup: off\n", "options: {sync: blocking}\n" + body);
+    check_host(off, "stream_sync:s", Time{}, us(50));
+}
+
+TEST_CASE("rule 6: a host callback starts late, runs, and holds its stream", "[engine][rules]") {
+    const std::string hw = R"(  host.launch_cost: 1us
+  host.host_func_call_cost: 3us
+  gpu.host_func_latency: 20us
+  gpu.host_func_gap: 10us
+)";
+    const std::string body = R"(streams: [s, idle]
+threads:
+  main:
+    - kernel: kA
+      stream: s
+      duration: 100us
+    - host_func: cb
+      stream: s
+      duration: 5us
+    - kernel: kB
+      stream: s
+      duration: 50us
+    - host_func: lone
+      stream: idle
+      duration: 5us
+)";
+    // kA call 0-1, GPU 1-101 (no launch latency). cb call 1-4; it starts 20 us after kA ends:
+    // 121-126. kB call 4-5; it starts 10 us after cb returns: 136-186. `lone` on an idle
+    // stream: call 5-8, starts 20 us after its call: 28-33.
+    Sim s = run_with(hw, body);
+    check_host(s, "cb", us(1), us(4));
+    check_gpu(s, "kA", us(1), us(101));
+    check_gpu(s, "cb", us(121), us(126));
+    check_gpu(s, "kB", us(136), us(186));
+    check_gpu(s, "lone", us(28), us(33));
+    Sim off = run_with(hw + "  rules.host_funcs: off\n", body);
+    check_gpu(off, "cb", us(101), us(106));
+    check_gpu(off, "kB", us(106), us(156));
+}
+
+// ---------------------------------------------------------------- rule 7: graphs
+
+namespace {
+const std::string kGraphHw = R"(  host.launch_cost: 1us
+  gpu.launch_latency: 4us
+  gpu.stream_gap: 5us
+  graph.instantiate_per_node: 3us
+  graph.launch_cost: 2us
+  graph.launch_per_node: 1us
+  graph.node_gap: 1us
+  graph.copy_node_extra: 2us
+  copy.memset.bandwidth: 1TB/s
+)";
+const std::string kGraphBody = R"(streams: [s]
+graphs:
+  g:
+    - kernel: a
+      duration: 10us
+    - kernel: b
+      duration: 20us
+    - memset_async: m
+      bytes: 1MB
+threads:
+  main:
+    - graph_instantiate: g
+    - graph_launch: g
+      stream: s
+)";
+}  // namespace
+
+TEST_CASE("rule 7: a graph costs one instantiation and one cheap launch; nodes follow closely", "[engine][rules]") {
+    Sim s = run_with(kGraphHw, kGraphBody);
+    // Instantiate 3 nodes x 3 us = 0-9. Launch 2 + 3 x 1 = 5 us: 9-14; the graph starts at
+    // 14 + launch latency 4 = 18. a 18-28; b after a + node gap 1: 29-49; the memset node
+    // after b + 1: 1 MB at 1 TB/s = 1 us, + 2 us as a graph node: 50-53.
+    check_host(s, "graph_instantiate:g", Time{}, us(9));
+    check_host(s, "graph_launch:g", us(9), us(14));
+    check_gpu(s, "a", us(18), us(28));
+    check_gpu(s, "b", us(29), us(49));
+    check_gpu(s, "m", us(50), us(53));
+    check_end(s, us(53));
+}
+
+TEST_CASE("rule 7: graphs off cost what stream launches of the nodes cost", "[engine][rules]") {
+    Sim s = run_with(kGraphHw + "  rules.graphs: off\n", kGraphBody);
+    // No instantiation cost; the launch costs 3 nodes x launch cost 1 us: 0-3. Nodes from 7,
+    // with the stream gap 5 between them, and no extra for the memset node.
+    check_host(s, "graph_instantiate:g", Time{}, Time{});
+    check_host(s, "graph_launch:g", Time{}, us(3));
+    check_gpu(s, "a", us(7), us(17));
+    check_gpu(s, "b", us(22), us(42));
+    check_gpu(s, "m", us(47), us(48));
+}
+
+TEST_CASE("rule 7: each launch repeats the nodes with the launch's loop indices", "[engine][rules]") {
+    Sim s = run_with(kGraphHw, R"(streams: [s]
+graphs:
+  g:
+    - repeat: 2
+      var: j
+      do:
+        - kernel: layer
+          duration: 10us
+threads:
+  main:
+    - graph_instantiate: g
+    - repeat: 2
+      do:
+        - graph_launch: g
+          stream: s
+)");
+    // Instantiate 0-6; launch 0: 6-10, nodes from 14: layer[0][0] 14-24, layer[1][0] 25-35.
+    // Launch 1: 10-14; its first node follows layer[1][0] across launches: + stream gap 5.
+    check_gpu(s, "layer[0][0]", us(14), us(24));
+    check_gpu(s, "layer[1][0]", us(25), us(35));
+    check_gpu(s, "layer[0][1]", us(40), us(50));
+    check_gpu(s, "layer[1][1]", us(51), us(61));
+}
+
+// ---------------------------------------------------------------- rule 8: unified memory
+
+TEST_CASE("rule 8: managed memory is tracked per block; a partial prefetch leaves faults", "[engine][rules]") {
+    const std::string hw = R"(  um.block_size: 2MiB
+  um.prefetch_h2d_bandwidth: 1GB/s
+  um.fault_bandwidth: 0.5GB/s
+)";
+    const std::string body = R"(buffers:
+  um: {kind: managed, size: 8MiB}
+streams: [s]
+threads:
+  main:
+    - prefetch: um
+      bytes: 4MiB
+      stream: s
+    - kernel: k1
+      stream: s
+      duration: 100us
+      grid: 1
+      uses: [um]
+    - kernel: k2
+      stream: s
+      duration: 100us
+      grid: 1
+      uses: [um]
+)";
+    // The prefetch moves the first two 2 MiB blocks: 4194304 B at 1 GB/s = 4194.304 us. k1 faults
+    // in the other 4 MiB at 0.5 GB/s (8388.608 us) before its 100 us; k2 pays nothing.
+    Sim s = run_with(hw, body);
+    check_gpu(s, "prefetch:um", Time{}, ns(4'194'304));
+    check_gpu(s, "k1", ns(4'194'304), ns(12'682'912));
+    check_gpu(s, "k2", ns(12'682'912), ns(12'782'912));
+    // Prefetching what is already resident moves nothing.
+    Sim twice = run_with(hw, R"(buffers:
+  um: {kind: managed, size: 8MiB, resident: device}
+streams: [s]
+threads:
+  main:
+    - prefetch: um
+      stream: s
+)");
+    check_gpu(twice, "prefetch:um", Time{}, Time{});
+    Sim off = run_with(hw + "  rules.um_migration: off\n", body);
+    check_gpu(off, "k1", Time{}, us(100));
+}
+
+// ---------------------------------------------------------------- rule 9: allocation calls
+
+TEST_CASE("rule 9: allocation calls cost host time; cudaFree waits for the device", "[engine][rules]") {
+    const std::string hw = R"(  host.launch_cost: 1us
+  host.malloc_cost: 100us
+  host.free_cost: 50us
+  host.malloc_host_bandwidth: 1GB/s
+  host.malloc_async_cost: 2us
+)";
+    const std::string body = R"(buffers:
+  d: {kind: device, size: 1MB}
+  h: {kind: pinned, size: 1MB}
+streams: [s]
+threads:
+  main:
+    - malloc: d
+    - kernel: k
+      stream: s
+      duration: 500us
+    - free: d
+    - malloc_host: h
+    - malloc_async: d
+      stream: s
+)";
+    // malloc 0-100; k call 100-101, GPU 101-601; free waits for k (601), then 50 us: 101-651,
+    // 500 us of it waiting; malloc_host 1 MB at 1 GB/s: 651-1651; malloc_async 1651-1653.
+    Sim s = run_with(hw, body);
+    check_host(s, "malloc:d", Time{}, us(100));
+    check_host(s, "free:d", us(101), us(651));
+    check_wait(s, "free:d", us(500));
+    check_host(s, "malloc_host:h", us(651), us(1651));
+    check_host(s, "malloc_async:d", us(1651), us(1653));
+    Sim off = run_with(hw + "  rules.alloc_costs: off\n", body);
+    check_host(off, "free:d", us(1), us(1));
+    check_host(off, "malloc_host:h", us(1), us(1));
+}
