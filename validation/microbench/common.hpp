@@ -86,6 +86,9 @@ cudaError_t k_timer_reads(cudaStream_t s, unsigned long long* out, int n);
 json kernel_occupancy();
 // Launch every kernel above except k_empty once (lazy module loading out of the way).
 void warm_kernels(cudaStream_t s);
+// kernels_mod.cu: two empty kernels in a module of their own, left cold for module_load.
+cudaError_t k_mod_a(cudaStream_t s);
+cudaError_t k_mod_b(cudaStream_t s);
 
 // ---- context ----------------------------------------------------------------------------------
 struct Options {
@@ -94,6 +97,9 @@ struct Options {
     std::vector<std::string> only;
     int device = 0;
     std::string command;
+    // Hidden: run as a child process for one section that needs its own CUDA environment
+    // (bench_v2.cu: run_child); the parent re-executes the binary with these and merges the JSON.
+    std::string child, child_arg;
 };
 
 // A clock alignment between %globaltimer (GPU, ns) and steady_clock (host, ns):
@@ -176,6 +182,19 @@ void bench_gaps(Ctx&, json&);
 void bench_coresidency(Ctx&, json&);
 void bench_hbm(Ctx&, json&);
 void bench_um(Ctx&, json&);
+void bench_hw_queues(Ctx&, json&);
+void bench_launch_queue(Ctx&, json&);
+void bench_module_load(Ctx&, json&);
+void bench_host_func(Ctx&, json&);
+void bench_graphs(Ctx&, json&);
+void bench_alloc(Ctx&, json&);
+void bench_blocking_sync(Ctx&, json&);
+void bench_pageable_contention(Ctx&, json&);
+void bench_um_blocks(Ctx&, json&);
+// Child-process sections: set the environment / device flags a child needs before the first
+// CUDA call, and run its measurement in the child.
+void child_prepare(const Options& o);
+void run_child(Ctx& c, json& out);
 
 // Size lists.
 std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi

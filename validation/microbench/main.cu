@@ -319,6 +319,61 @@ const std::vector<Bench>& benches() {
          "managed memory 256 MiB and 1 GiB: GPU first touch, GPU-fault migration, prefetch to device and host, "
          "CPU-fault migration back, prefetch call time",
          bench_um},
+        {"hw_queues",
+         {"gpu.hw_queues"},
+         "streams share a few hardware queues; a waiting item at a queue's head blocks the streams behind it",
+         "child process per CUDA_DEVICE_MAX_CONNECTIONS (default, 1..32): 32 streams x 2 dependent 1 ms kernels issued "
+         "stream by stream; GPU span and per-kernel %globaltimer stamps",
+         bench_hw_queues},
+        {"launch_queue",
+         {"gpu.launch_queue_depth"},
+         "a full launch queue blocks launches into that stream only",
+         "40 ms blocker then 2000 empty launches into one stream: host time of each call (depth = first blocking call); "
+         "launches into a second stream while the first is full",
+         bench_launch_queue},
+        {"module_load",
+         {"host.module_load_cost"},
+         "",
+         "fresh child processes (lazy loading): first and second launch of a kernel from an unused module, first launch of "
+         "another kernel of it",
+         bench_module_load},
+        {"host_func",
+         {"host.host_func_call_cost", "gpu.host_func_latency", "gpu.host_func_gap"},
+         "",
+         "cudaLaunchHostFunc call cost; callback start after the preceding kernel's end stamp; next kernel start after "
+         "the callback (clocks aligned by ping-pong)",
+         bench_host_func},
+        {"graphs",
+         {"graph.instantiate_per_node", "graph.launch_cost", "graph.launch_per_node", "graph.node_gap", "graph.copy_node_extra"},
+         "",
+         "graphs of 10/100/1000 captured empty kernels: instantiate and launch host time, GPU time vs stream launches; "
+         "100 pinned 4 KiB H2D copy nodes vs the same copies in a stream",
+         bench_graphs},
+        {"alloc",
+         {"host.malloc_cost", "host.free_cost", "host.malloc_async_cost", "host.malloc_host_bandwidth",
+          "host.free_host_bandwidth", "host.host_register_bandwidth"},
+         "",
+         "cudaMalloc/cudaFree 1 MiB..1 GiB (idle device), cudaMallocHost/cudaFreeHost and cudaHostRegister 64 MiB..1 GiB, "
+         "cudaMallocAsync/cudaFreeAsync from a warm pool; sizes limited by free memory",
+         bench_alloc},
+        {"blocking_sync",
+         {"host.blocking_sync_wakeup"},
+         "an event without cudaEventBlockingSync still spins under cudaDeviceScheduleBlockingSync",
+         "child process with cudaDeviceScheduleBlockingSync: stream sync and event sync (with and without "
+         "cudaEventBlockingSync) wake-up after a 1 ms kernel's end stamp",
+         bench_blocking_sync},
+        {"pageable_contention",
+         {"copy.pageable_contention"},
+         "",
+         "256 MiB pinned H2D (D2H) alone vs beside a 256 MiB pageable D2H (H2D) in another stream: pinned copy duration (events)",
+         bench_pageable_contention},
+        {"um_blocks",
+         {},
+         "managed memory migrates in blocks: a kernel over a half-prefetched buffer faults only the other half; a prefetch "
+         "to the device blocks the host for part of the transfer",
+         "256 MiB managed buffer none/half/all prefetched, then a read kernel over all of it; cudaMemPrefetchAsync host "
+         "time vs GPU time at 256 MiB and 1 GiB",
+         bench_um_blocks},
     };
     return v;
 }
@@ -369,6 +424,10 @@ int main(int argc, char** argv) {
             opt.device = std::atoi(need("a number").c_str());
         else if (a == "--list")
             list = true;
+        else if (a == "--child")
+            opt.child = need("a section");
+        else if (a == "--child-arg")
+            opt.child_arg = need("a value");
         else if (a == "-h" || a == "--help") {
             usage(stdout);
             return 0;
@@ -412,7 +471,8 @@ int main(int argc, char** argv) {
     }
     md["command"] = opt.command;
 
-    progress(c, "hetsim-microbench%s: initialising device %d", opt.quick ? " --quick" : "", opt.device);
+    if (!opt.child.empty()) child_prepare(opt);  // environment / device flags before the context
+    else progress(c, "hetsim-microbench%s: initialising device %d", opt.quick ? " --quick" : "", opt.device);
     const int64_t ti = now_ns();
     CK(cudaSetDevice(opt.device));
     CK(cudaFree(nullptr));  // create the context
@@ -461,6 +521,19 @@ int main(int argc, char** argv) {
     }
     warm_kernels(c.s[0]);
     md["globaltimer"] = measure_timer(c);
+    if (!opt.child.empty()) {
+        // A child process: one section's measurement, written as {"result", "context_init_ms"}.
+        g_current_bench = opt.child + " (child)";
+        json child;
+        child["context_init_ms"] = r3(init_ms);
+        run_child(c, child["result"]);
+        CK(cudaDeviceSynchronize());
+        child["result"]["clock_syncs"] = c.clock_syncs;
+        if (!write_json(opt.out, child)) return 1;
+        fflush(stdout);
+        fflush(stderr);
+        _exit(0);  // no teardown: the parent reads the file
+    }
     md["kernel_occupancy"] = kernel_occupancy();
     progress(c, "%s, driver %s, runtime %s; %%globaltimer step %.0f ns", c.prop.name,
              md["driver_cuda_version"].get<std::string>().c_str(), md["cuda_runtime"].get<std::string>().c_str(),

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include <cuda_runtime.h>
 
@@ -21,6 +22,7 @@ extern std::atomic<int> g_run;    // 1-based run number within the phase
 extern const Program* g_program;  // for op names in messages
 extern thread_local int tl_op;    // op index being executed by this thread, -1 = none
 extern thread_local const char* tl_thread;  // this thread's name, or nullptr
+extern thread_local std::string tl_note;    // extra context (e.g. the graph node being captured), or empty
 
 // Prints "hetsim-runner: CUDA error <name> (<text>) in <call> at <file>:<line> while ..." and
 // exits with code 1.

@@ -248,6 +248,7 @@ void collect(std::unordered_map<uint64_t, Span>& out) {
         Span& s = out[it->second];
         s.start = std::min(s.start, x.start);
         s.end = std::max(s.end, x.end);
+        s.parts.emplace_back(x.start, x.end);  // graph launches: one record per kernel/copy/memset node
     }
 }
 

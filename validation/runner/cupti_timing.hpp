@@ -4,11 +4,14 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace runner::cupti {
 
 struct Span {
     uint64_t start = UINT64_MAX, end = 0;  // CUPTI timestamps, ns
+    std::vector<std::pair<uint64_t, uint64_t>> parts;  // every record (start, end), in arrival order
 };
 
 // Loads libcupti (hint first: a path given by --cupti-lib; then $HETSIM_CUPTI_LIB, the loader's

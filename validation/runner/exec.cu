@@ -1,6 +1,8 @@
 // hetsim-runner: setup, execution and timing of a lowered program on the GPU.
 #include "exec.hpp"
 
+#include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,6 +36,7 @@ std::atomic<int> g_run{0};
 const Program* g_program = nullptr;
 thread_local int tl_op = -1;
 thread_local const char* tl_thread = nullptr;
+thread_local std::string tl_note;
 
 const char* phase_name(Phase p) {
     switch (p) {
@@ -58,6 +61,7 @@ std::string context_string() {
         const Op& o = g_program->ops[tl_op];
         s += ", op " + std::to_string(tl_op) + " '" + o.name + "' (" + to_string(o.kind) + ")";
     }
+    if (!tl_note.empty()) s += ", " + tl_note;
     return s;
 }
 
@@ -66,6 +70,7 @@ const char* base_name(const char* f) {
     return s ? s + 1 : f;
 }
 
+std::atomic<int> g_child{0};
 std::unique_ptr<std::atomic<int64_t>[]> g_progress;  // per issuing thread: op index, -1 idle, -2 done
 std::vector<std::string> g_progress_names;
 std::atomic<int> g_nprogress{0};
@@ -99,6 +104,10 @@ void start_watchdog(double seconds) {
         std::string where = phase_name(ph);
         if (ph == Phase::Warmup || ph == Phase::Timed || ph == Phase::Uninstrumented) where += " " + std::to_string(g_run.load());
         std::fprintf(stderr, "hetsim-runner: time limit of %g s (--time-limit-s) exceeded during %s; aborting\n", seconds, where.c_str());
+        if (int c = g_child.load()) {
+            std::fprintf(stderr, "  stopping the cold-start child process %d\n", c);
+            kill(c, SIGKILL);
+        }
         int n = g_nprogress.load(std::memory_order_acquire);
         for (int i = 0; i < n; ++i) {
             int64_t op = g_progress[i].load();
@@ -111,6 +120,8 @@ void start_watchdog(double seconds) {
         std::_Exit(3);
     }).detach();
 }
+
+void set_watched_child(int pid) { g_child.store(pid); }
 
 // ---------------------------------------------------------------- executor
 
@@ -144,6 +155,19 @@ struct CopyArgs {
 
 volatile unsigned char g_touch_sink;
 
+uint64_t mem_available_bytes() {
+    FILE* f = std::fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    uint64_t kb = 0;
+    while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "MemAvailable: %lu kB", &kb) == 1) break;
+    std::fclose(f);
+    return kb * 1024;
+}
+
+void CUDART_CB host_func_cb(void* data);
+
 void touch_host_pages(const void* p, uint64_t bytes) {
     const volatile unsigned char* c = static_cast<const volatile unsigned char*>(p);
     unsigned char acc = 0;
@@ -155,6 +179,12 @@ void write_host_pages(void* p, uint64_t bytes) {
     volatile unsigned char* c = static_cast<volatile unsigned char*>(p);
     for (uint64_t off = 0; off < bytes; off += kPage) c[off] = 0;
 }
+
+struct Stamps {  // a host-function callback's start/end on the host clock, per invocation
+    int64_t spin_ns = 0;
+    std::atomic<uint32_t> n{0};
+    std::vector<int64_t> start, end;
+};
 
 class Executor {
 public:
@@ -189,6 +219,24 @@ private:
     unsigned* flags = nullptr;  // mapped pinned: [0] calibration flag, [1] its ack, [2..] host-task flags
     unsigned* flags_dev = nullptr;
     unsigned calib_token = 0;
+
+    // Version 2: host functions, graphs, allocation ops.
+    std::vector<std::unique_ptr<Stamps>> op_stamps;                 // per op (host_func)
+    std::vector<std::vector<std::unique_ptr<Stamps>>> node_stamps;  // per graph, per node (host_func nodes)
+    std::vector<std::vector<Launch>> node_launch;                   // per graph, per node (kernels)
+    std::vector<std::vector<int>> node_rank;                        // per graph, per node: rank among nodes with CUPTI records
+    std::vector<cudaGraph_t> graphs;
+    std::mutex graph_mu;
+    std::vector<std::vector<cudaGraphExec_t>> execs;                // per graph: instantiated in this run
+    std::unique_ptr<std::atomic<cudaGraphExec_t>[]> cur_exec;       // per graph: latest instance
+    std::unique_ptr<std::atomic<uint32_t>[]> launch_count;          // per graph: launches in this run
+    std::vector<uint32_t> launch_seq;                               // per graph_launch op: its number in this run
+    ScratchPtrs gscr;                                               // graph nodes' copy scratch
+    std::mutex alloc_mu;
+    std::vector<std::vector<void*>> dev_allocs, async_allocs, host_allocs;  // per buffer, live scratch (LIFO)
+    std::vector<void*> reg_scratch;                                 // per op (host_register): pageable scratch
+    std::vector<void*> registered;                                  // registered in this run
+    bool has_allocs = false;
 
     // Tasks form.
     std::vector<cudaEvent_t> done_ev;
@@ -228,11 +276,17 @@ private:
     void collect(RunResult& r, int64_t cupti_offset);
     void reset();
     void prefetch_to(void* p, uint64_t bytes, bool device, cudaStream_t s);
+    void create_program_event(size_t i);
+    Launch make_launch(const Op& o, std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache, bool& padded);
+    void capture_graphs();
+    void issue_node(const Op& n, cudaStream_t s, Stamps* st, const Launch& L);
+    void exec_alloc(const Op& o, int w, int64_t& a, int64_t& b);
+    void free_leftovers();
 
     cudaStream_t stream_of(int s) const { return streams[s]; }
     bool per_thread(int s) const { return P.streams[s].kind == StreamKind::PerThread; }
     uint64_t ext_id(uint32_t op) const { return (uint64_t(token) << 32) | op; }
-    CopyArgs copy_args(const Op& o, int w) const;
+    CopyArgs copy_args(const Op& o, const ScratchPtrs& s) const;
     void exec_op(uint32_t i, int w);
     void issue(const Op& o, cudaStream_t s, const CopyArgs& c);
     void run_thread(int w);
@@ -275,6 +329,8 @@ void Executor::setup() {
     tl_thread = "runner main";
     choose_timing_before_cuda();
     CK(cudaSetDevice(0));
+    // options.sync: blocking = the host sleeps in synchronising calls; must precede the context.
+    if (P.options.blocking_sync) CK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
     CK(cudaFree(nullptr));  // creates the context
     CK(cudaGetDeviceProperties(&prop, 0));
     CK(cudaDriverGetVersion(&M.driver_version));
@@ -295,9 +351,18 @@ void Executor::setup() {
     uint64_t extra = 64 * kMiB;  // sink, uses table, events, module, rounding
     uint64_t need = PL.device_total + PL.managed_total + extra;
     if (need + kDeviceMargin > free_b)
-        too_big("the program needs " + human_bytes(PL.device_total) + " of device memory and " + human_bytes(PL.managed_total) +
-                " of managed memory; the GPU has " + human_bytes(free_b) + " free and the runner keeps " + human_bytes(kDeviceMargin) +
+        too_big("the program needs " + human_bytes(PL.device_total) + " of device memory (buffers, scratch" +
+                (PL.alloc_device_peak ? ", " + human_bytes(PL.alloc_device_peak) + " for malloc/malloc_async ops at their peak" : std::string()) +
+                ") and " + human_bytes(PL.managed_total) + " of managed memory; the GPU has " + human_bytes(total_b) + " in total, " +
+                human_bytes(free_b) + " free, and the runner keeps " + human_bytes(kDeviceMargin) +
                 " of it free (managed memory is never allocated beyond free device memory)");
+    // Host memory: pinned + pageable (buffers, scratch, allocation ops) must fit in MemAvailable.
+    if (uint64_t avail = mem_available_bytes()) {
+        uint64_t host_need = PL.pinned_total + PL.pageable_total;
+        if (host_need > avail / 10 * 9)
+            too_big("the program needs " + human_bytes(PL.pinned_total) + " of pinned and " + human_bytes(PL.pageable_total) +
+                    " of pageable host memory; the host has " + human_bytes(avail) + " available (MemAvailable) and the runner uses at most 90% of it");
+    }
     int optin = prop.sharedMemPerBlockOptin ? int(prop.sharedMemPerBlockOptin) : 48 * 1024;
     if (PL.max_smem > uint32_t(optin))
         too_big("a kernel asks for " + std::to_string(PL.max_smem) + " B of shared memory per block; this GPU allows " + std::to_string(optin));
@@ -309,6 +374,7 @@ void Executor::setup() {
     allocate();
     make_streams_and_events();
     compute_launches();
+    capture_graphs();
     ev_timed.assign(P.ops.size(), 0);
     if (timing == Timing::Events) enable_event_timing(true);
     else enable_event_timing(false);  // prefetches: no CUPTI record kind
@@ -356,6 +422,41 @@ void Executor::allocate() {
             write_host_pages(p.managed, s.managed);
         }
     }
+    {
+        // Graph nodes' copies and memsets (captured once, so one set for all launches).
+        const Scratch& s = PL.graph_scratch;
+        tl_note = "graph node scratch";
+        if (s.pinned) CK(cudaMallocHost(&gscr.pinned, s.pinned));
+        if (s.pageable) {
+            gscr.pageable = std::malloc(s.pageable);
+            if (!gscr.pageable) too_big("cannot malloc " + human_bytes(s.pageable) + " of pageable scratch for graph nodes");
+            write_host_pages(gscr.pageable, s.pageable);
+        }
+        if (s.dev_src) {
+            CK(cudaMalloc(&gscr.dev_src, s.dev_src));
+            CK(cudaMemset(gscr.dev_src, 0, s.dev_src));
+        }
+        if (s.dev_dst) CK(cudaMalloc(&gscr.dev_dst, s.dev_dst));
+        if (s.managed) {
+            CK(cudaMallocManaged(&gscr.managed, s.managed, cudaMemAttachGlobal));
+            write_host_pages(gscr.managed, s.managed);
+        }
+        tl_note.clear();
+    }
+    // Allocation ops: live scratch per buffer; host_register ops get touched pageable scratch.
+    dev_allocs.assign(P.buffers.size(), {});
+    async_allocs.assign(P.buffers.size(), {});
+    host_allocs.assign(P.buffers.size(), {});
+    reg_scratch.assign(P.ops.size(), nullptr);
+    for (const Op& o : P.ops) {
+        has_allocs |= is_alloc(o.kind);
+        if (o.kind != OpKind::HostRegister || !o.bytes) continue;
+        // Page-aligned, as cudaHostRegister wants.
+        void* q = mmap(nullptr, o.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (q == MAP_FAILED) too_big("cannot map " + human_bytes(o.bytes) + " of pageable scratch for host_register op '" + o.name + "'");
+        write_host_pages(q, o.bytes);
+        reg_scratch[o.index] = q;
+    }
     if (PL.read_bytes) {
         CK(cudaMalloc(&read_buf, PL.read_bytes));
         CK(cudaMemset(read_buf, 0, PL.read_bytes));
@@ -394,7 +495,7 @@ void Executor::make_streams_and_events() {
     }
     CK(cudaStreamCreateWithFlags(&calib, cudaStreamNonBlocking));
     prog_events.assign(P.events.size(), nullptr);
-    for (auto& e : prog_events) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    for (size_t i = 0; i < prog_events.size(); ++i) create_program_event(i);
     CK(cudaEventCreate(&ev_ref));
     // Managed buffers start where the program says.
     for (size_t i = 0; i < P.buffers.size(); ++i)
@@ -436,6 +537,29 @@ std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t reg
     return {s, occ(s)};
 }
 
+Launch Executor::make_launch(const Op& o, std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache, bool& padded) {
+    auto key = std::make_tuple(o.block, o.shared_memory, o.registers);
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, fit(o.block, o.shared_memory, o.registers, o)).first;
+    Launch L;
+    L.grid = o.grid;
+    L.block = o.block;
+    L.smem = it->second.first;
+    L.blocks_per_sm = it->second.second;
+    padded |= L.smem != o.shared_memory;
+    uint64_t per_wave = uint64_t(L.blocks_per_sm) * uint64_t(prop.multiProcessorCount);
+    L.waves = (o.grid + per_wave - 1) / per_wave;
+    double ns = o.roofline ? (o.flops > 0 ? o.flops / O.peak_flops * 1e9 : 0.0) : double(o.duration_ps) / 1000.0;
+    L.args.spin_ns = (unsigned long long)std::llround(ns / double(L.waves));
+    if (o.roofline && o.bytes >= 16) {
+        // Graph nodes read from the start of the buffer (their launches repeat anyway).
+        L.args.src = static_cast<const char*>(read_buf) + (o.graph_node || o.node >= 0 ? 0 : PL.read_offset[o.index]);
+        L.args.n16 = o.bytes / 16;
+    }
+    L.args.sink = sink;
+    return L;
+}
+
 void Executor::compute_launches() {
     launch.assign(P.ops.size(), Launch{});
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>> cache;
@@ -444,35 +568,205 @@ void Executor::compute_launches() {
     for (const Op& o : P.ops) {
         size_t my_uses = use_off;
         use_off += o.uses.size();
-        if (o.kind != OpKind::Kernel) continue;
-        auto key = std::make_tuple(o.block, o.shared_memory, o.registers);
-        auto it = cache.find(key);
-        if (it == cache.end()) it = cache.emplace(key, fit(o.block, o.shared_memory, o.registers, o)).first;
+        if (o.kind != OpKind::Kernel || o.graph_node) continue;
         Launch& L = launch[o.index];
-        L.grid = o.grid;
-        L.block = o.block;
-        L.smem = it->second.first;
-        L.blocks_per_sm = it->second.second;
-        padded |= L.smem != o.shared_memory;
-        uint64_t per_wave = uint64_t(L.blocks_per_sm) * uint64_t(prop.multiProcessorCount);
-        L.waves = (o.grid + per_wave - 1) / per_wave;
-        double ns = o.roofline ? (o.flops > 0 ? o.flops / O.peak_flops * 1e9 : 0.0) : double(o.duration_ps) / 1000.0;
-        L.args.spin_ns = (unsigned long long)std::llround(ns / double(L.waves));
-        if (o.roofline && o.bytes >= 16) {
-            L.args.src = static_cast<const char*>(read_buf) + PL.read_offset[o.index];
-            L.args.n16 = o.bytes / 16;
-        }
+        L = make_launch(o, cache, padded);
         if (!o.uses.empty()) {
+            uint64_t per_wave = uint64_t(L.blocks_per_sm) * uint64_t(prop.multiProcessorCount);
             L.args.uses = uses_dev + my_uses;
             L.args.nuses = int(o.uses.size());
             L.args.touch_blocks = unsigned(std::min<uint64_t>(o.grid, per_wave));
         }
-        L.args.sink = sink;
     }
+    node_launch.assign(P.graphs.size(), {});
+    for (size_t g = 0; g < P.graphs.size(); ++g)
+        for (const Op& n : P.graphs[g].nodes) node_launch[g].push_back(n.kind == OpKind::Kernel ? make_launch(n, cache, padded) : Launch{});
     if (!O.emulate_registers) M.register_emulation = "off (--no-register-emulation): residency follows shared_memory and block size only";
     else
         M.register_emulation = std::string("dynamic shared memory padded so that blocks per SM match `registers` (op kernel itself uses ") +
                                std::to_string(kernel_regs) + " registers)" + (padded ? "; some kernels were padded" : "; no kernel needed padding");
+}
+
+void Executor::create_program_event(size_t i) {
+    unsigned flags = cudaEventDisableTiming | (P.events[i].blocking_sync ? cudaEventBlockingSync : 0u);
+    CK(cudaEventCreateWithFlags(&prog_events[i], flags));
+}
+
+void CUDART_CB host_func_cb(void* data) {
+    // A driver thread runs this: no CUDA calls here. Busy for spin_ns, stamps on the host clock.
+    auto* st = static_cast<Stamps*>(data);
+    uint32_t k = st->n.fetch_add(1);
+    int64_t a = steady_ns(), until = a + st->spin_ns, b;
+    while ((b = steady_ns()) < until) cpu_relax();
+    if (k < st->start.size()) {
+        st->start[k] = a;
+        st->end[k] = b;
+    }
+}
+
+void Executor::issue_node(const Op& n, cudaStream_t s, Stamps* st, const Launch& L) {
+    switch (n.kind) {
+        case OpKind::Kernel: CK(launch_op_kernel(L.grid, L.block, L.smem, s, L.args)); break;
+        case OpKind::Memcpy: {
+            CopyArgs c = copy_args(n, gscr);
+            CK(cudaMemcpyAsync(c.dst, c.src, n.bytes, c.kind, s));
+            break;
+        }
+        case OpKind::Memset: CK(cudaMemsetAsync(gscr.dev_dst ? gscr.dev_dst : tiny_dev, 0, n.bytes, s)); break;
+        case OpKind::HostFunc: CK(cudaLaunchHostFunc(s, host_func_cb, st)); break;
+        default: runtime_fail("internal: graph node of an unsupported kind", __FILE__, __LINE__);
+    }
+}
+
+void Executor::capture_graphs() {
+    op_stamps.clear();
+    op_stamps.resize(P.ops.size());
+    for (const Op& o : P.ops)
+        if (o.kind == OpKind::HostFunc && !o.graph_node) {
+            op_stamps[o.index].reset(new Stamps);
+            op_stamps[o.index]->spin_ns = o.duration_ps / 1000;
+            op_stamps[o.index]->start.assign(1, 0);
+            op_stamps[o.index]->end.assign(1, 0);
+        }
+    const size_t ng = P.graphs.size();
+    graphs.assign(ng, nullptr);
+    execs.assign(ng, {});
+    cur_exec.reset(new std::atomic<cudaGraphExec_t>[std::max<size_t>(ng, 1)]);
+    launch_count.reset(new std::atomic<uint32_t>[std::max<size_t>(ng, 1)]);
+    launch_seq.assign(P.ops.size(), 0);
+    node_stamps.clear();
+    node_stamps.resize(ng);
+    node_rank.assign(ng, {});
+    for (size_t g = 0; g < ng; ++g) {
+        cur_exec[g].store(nullptr);
+        launch_count[g].store(0);
+        const Graph& G = P.graphs[g];
+        int rank = 0;
+        for (const Op& n : G.nodes) {
+            node_stamps[g].emplace_back();
+            if (n.kind == OpKind::HostFunc) {
+                node_stamps[g].back().reset(new Stamps);
+                Stamps& st = *node_stamps[g].back();
+                st.spin_ns = n.duration_ps / 1000;
+                size_t launches = size_t(std::max(1, PL.launches_of_graph[g]));
+                st.start.assign(launches, 0);
+                st.end.assign(launches, 0);
+                node_rank[g].push_back(-1);
+            } else {
+                node_rank[g].push_back(rank++);
+            }
+        }
+        // Capture from a stream of its own (untimed): the nodes form a chain, in order.
+        cudaStream_t cs = nullptr;
+        tl_note = "capturing graph '" + G.name + "'";
+        CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+        CK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+        for (size_t k = 0; k < G.nodes.size(); ++k) {
+            tl_note = "capturing graph '" + G.name + "' node " + std::to_string(k) + " (" + to_string(G.nodes[k].kind) + ")";
+            issue_node(G.nodes[k], cs, node_stamps[g][k].get(), node_launch[g][k]);
+        }
+        tl_note = "capturing graph '" + G.name + "'";
+        CK(cudaStreamEndCapture(cs, &graphs[g]));
+        CK(cudaStreamDestroy(cs));
+        tl_note.clear();
+    }
+    if (ng && timing == Timing::Events)
+        M.warnings.push_back("graph nodes get GPU times from CUPTI only: with event timing, only their host_func nodes are timed");
+}
+
+// Allocation ops: the call is timed between a and b; bookkeeping stays outside.
+void Executor::exec_alloc(const Op& o, int w, int64_t& a, int64_t& b) {
+    (void)w;
+    cudaStream_t s = o.stream >= 0 ? stream_of(o.stream) : cudaStreamLegacy;
+    auto pop = [&](std::vector<std::vector<void*>>& stacks, const char* what) -> void* {
+        std::lock_guard<std::mutex> lock(alloc_mu);
+        auto& v = stacks[o.buffer];
+        if (v.empty())
+            runtime_fail(("the program frees buffer '" + P.buffers[o.buffer].name + "' but no " + what + " of it is live in this run").c_str(), __FILE__, __LINE__);
+        void* q = v.back();
+        v.pop_back();
+        return q;
+    };
+    auto push = [&](std::vector<std::vector<void*>>& stacks, void* q) {
+        std::lock_guard<std::mutex> lock(alloc_mu);
+        stacks[o.buffer].push_back(q);
+    };
+    void* q = nullptr;
+    switch (o.kind) {
+        case OpKind::Malloc:
+            a = steady_ns();
+            CK(cudaMalloc(&q, o.bytes));
+            b = steady_ns();
+            push(dev_allocs, q);
+            break;
+        case OpKind::Free:
+            q = pop(dev_allocs, "malloc");
+            a = steady_ns();
+            CK(cudaFree(q));
+            b = steady_ns();
+            break;
+        case OpKind::MallocHost:
+            a = steady_ns();
+            CK(cudaMallocHost(&q, o.bytes));
+            b = steady_ns();
+            push(host_allocs, q);
+            break;
+        case OpKind::FreeHost:
+            q = pop(host_allocs, "malloc_host");
+            a = steady_ns();
+            CK(cudaFreeHost(q));
+            b = steady_ns();
+            break;
+        case OpKind::HostRegister:
+            q = reg_scratch[o.index];
+            a = steady_ns();
+            if (q) CK(cudaHostRegister(q, o.bytes, cudaHostRegisterDefault));
+            b = steady_ns();
+            if (q) {
+                std::lock_guard<std::mutex> lock(alloc_mu);
+                registered.push_back(q);
+            }
+            break;
+        case OpKind::MallocAsync:
+            a = steady_ns();
+            CK(cudaMallocAsync(&q, o.bytes, s));
+            b = steady_ns();
+            push(async_allocs, q);
+            break;
+        case OpKind::FreeAsync:
+            q = pop(async_allocs, "malloc_async");
+            a = steady_ns();
+            CK(cudaFreeAsync(q, s));
+            b = steady_ns();
+            break;
+        default: break;
+    }
+}
+
+void Executor::free_leftovers() {
+    if (!has_allocs) return;
+    // After the run, untimed: what the program left allocated or registered.
+    tl_note = "freeing what allocation ops left";
+    for (auto& v : dev_allocs) {
+        for (void* q : v) CK(cudaFree(q));
+        v.clear();
+    }
+    for (auto& v : async_allocs) {
+        for (void* q : v) CK(cudaFreeAsync(q, calib));
+        v.clear();
+    }
+    CK(cudaStreamSynchronize(calib));
+    for (auto& v : host_allocs) {
+        for (void* q : v) CK(cudaFreeHost(q));
+        v.clear();
+    }
+    for (void* q : registered) CK(cudaHostUnregister(q));
+    registered.clear();
+    // Give freed stream-ordered memory back, so that every run starts from the same pool state.
+    cudaMemPool_t pool = nullptr;
+    CK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    CK(cudaMemPoolTrimTo(pool, 0));
+    tl_note.clear();
 }
 
 void Executor::enable_event_timing(bool all_gpu_ops) {
@@ -481,7 +775,7 @@ void Executor::enable_event_timing(bool all_gpu_ops) {
         ev_end.assign(P.ops.size(), nullptr);
     }
     for (const Op& o : P.ops) {
-        if (!has_gpu_phase(o.kind)) continue;
+        if (!has_gpu_phase(o.kind) || o.graph_node || o.kind == OpKind::HostFunc) continue;  // host funcs: callback stamps
         if (!all_gpu_ops && o.kind != OpKind::Prefetch) continue;
         if (!is_marker(o.kind) && !ev_start[o.index]) CK(cudaEventCreate(&ev_start[o.index]));
         if (!ev_end[o.index]) CK(cudaEventCreate(&ev_end[o.index]));
@@ -583,8 +877,7 @@ void Executor::worker(int w) {
     }
 }
 
-CopyArgs Executor::copy_args(const Op& o, int w) const {
-    const ScratchPtrs& s = scr[w];
+CopyArgs Executor::copy_args(const Op& o, const ScratchPtrs& s) const {
     CopyArgs c;
     void* host = nullptr;
     if (o.memory == Mem::Pinned) host = s.pinned;
@@ -643,7 +936,24 @@ void Executor::issue(const Op& o, cudaStream_t s, const CopyArgs& c) {
             CK(cudaMemPrefetchAsync(buf[o.buffer], o.bytes, loc, 0, s));
             break;
         }
-        case OpKind::Host: break;
+        case OpKind::HostFunc: CK(cudaLaunchHostFunc(s, host_func_cb, op_stamps[o.index].get())); break;
+        case OpKind::GraphInstantiate: {
+            cudaGraphExec_t e = nullptr;
+            CK(cudaGraphInstantiate(&e, graphs[o.graph], 0));
+            std::lock_guard<std::mutex> lock(graph_mu);
+            execs[o.graph].push_back(e);
+            cur_exec[o.graph].store(e);
+            break;
+        }
+        case OpKind::GraphLaunch: {
+            cudaGraphExec_t e = cur_exec[o.graph].load();
+            if (!e)
+                runtime_fail(("graph '" + P.graphs[o.graph].name + "' is launched before any graph_instantiate of it in this run").c_str(), __FILE__, __LINE__);
+            launch_seq[o.index] = launch_count[o.graph].fetch_add(1);
+            CK(cudaGraphLaunch(e, s));
+            break;
+        }
+        default: break;  // host work, allocation ops (exec_alloc)
     }
 }
 
@@ -665,12 +975,27 @@ void Executor::exec_op(uint32_t i, int w) {
         }
         return;
     }
+    if (o.graph_node) {
+        // Executed by its graph_launch: no host call; host times = the launch call's end.
+        if (T && !std::isnan(cur->ops[o.launch_op].host_end)) T->host_start = T->host_end = cur->ops[o.launch_op].host_end;
+        return;
+    }
+    if (is_alloc(o.kind)) {
+        int64_t a = 0, b = 0;
+        exec_alloc(o, w, a, b);
+        if (T) {
+            T->host_start = double(a - t0);
+            T->host_end = double(b - t0);
+        }
+        return;
+    }
     cudaStream_t s = o.stream >= 0 ? stream_of(o.stream) : cudaStreamLegacy;
     CopyArgs c;
-    if (o.kind == OpKind::Memcpy) c = copy_args(o, w);
+    if (o.kind == OpKind::Memcpy) c = copy_args(o, scr[w]);
     else if (o.kind == OpKind::Memset) c.dst = scr[w].dev_dst ? scr[w].dev_dst : tiny_dev;
     const bool ev = T && ev_timed[i];
-    const bool cu = T && timing == Timing::Cupti && (o.kind == OpKind::Kernel || o.kind == OpKind::Memcpy || o.kind == OpKind::Memset);
+    const bool cu = T && timing == Timing::Cupti &&
+                    (o.kind == OpKind::Kernel || o.kind == OpKind::Memcpy || o.kind == OpKind::Memset || o.kind == OpKind::GraphLaunch);
     if (ev && ev_start[i]) CK(cudaEventRecord(ev_start[i], s));
     if (cu) cupti::push(ext_id(i));
     int64_t a = steady_ns();
@@ -816,6 +1141,35 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
     for (const Op& o : P.ops) {
         OpTimes& T = r.ops[o.index];
         const double call_end = o.thread >= 0 ? T.host_end : T.issue_end;
+        if (o.kind == OpKind::HostFunc) {
+            // The callback's own host-clock stamps.
+            const Stamps* st = o.graph_node ? node_stamps[o.graph][o.node].get() : op_stamps[o.index].get();
+            uint32_t k = o.graph_node ? launch_seq[o.launch_op] : 0;
+            if (st && k < st->n.load() && k < st->start.size()) {
+                T.gpu_start = double(st->start[k] - t0);
+                T.gpu_end = double(st->end[k] - t0);
+            }
+            continue;
+        }
+        if (o.graph_node) {
+            if (timing != Timing::Cupti) continue;
+            ++expected;
+            auto it = spans.find(ext_id(uint32_t(o.launch_op)));
+            int rank = node_rank[o.graph][o.node];
+            if (it == spans.end() || rank < 0) {
+                ++missing;
+                continue;
+            }
+            auto& parts = it->second.parts;
+            std::sort(parts.begin(), parts.end());  // the nodes form a chain: start order = node order
+            if (size_t(rank) >= parts.size()) {
+                ++missing;
+                continue;
+            }
+            T.gpu_start = double(int64_t(parts[rank].first) - cupti_offset - t0);
+            T.gpu_end = double(int64_t(parts[rank].second) - cupti_offset - t0);
+            continue;
+        }
         if (ev_timed[o.index]) {
             float ms = 0;
             CK(cudaEventElapsedTime(&ms, ev_ref, ev_end[o.index]));
@@ -863,10 +1217,23 @@ void Executor::reset() {
     CK(cudaStreamSynchronize(calib));
     // Fresh program events: a wait on an event not yet recorded in this run must not bind to
     // the previous run's record.
-    for (auto& e : prog_events) {
-        CK(cudaEventDestroy(e));
-        CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    for (size_t i = 0; i < prog_events.size(); ++i) {
+        CK(cudaEventDestroy(prog_events[i]));
+        create_program_event(i);
     }
+    free_leftovers();
+    // Graph instances of this run; host-function stamps.
+    for (size_t g = 0; g < execs.size(); ++g) {
+        for (cudaGraphExec_t e : execs[g]) CK(cudaGraphExecDestroy(e));
+        execs[g].clear();
+        cur_exec[g].store(nullptr);
+        launch_count[g].store(0);
+    }
+    for (auto& st : op_stamps)
+        if (st) st->n.store(0);
+    for (auto& v : node_stamps)
+        for (auto& st : v)
+            if (st) st->n.store(0);
 }
 
 Measurement Executor::run_all() {
@@ -874,7 +1241,26 @@ Measurement Executor::run_all() {
     // Warm-ups; with CUPTI they also check that records arrive (else RUNTIME records are added,
     // and failing that, events take over).
     int warm = O.warmup, extra = 0;
-    if (timing == Timing::Cupti && warm < 1) {
+    if (O.cold_child) {
+        // Cold start: exactly one run in this fresh process, nothing before it.
+        if (O.cold_child == 1) {
+            g_phase = int(Phase::Timed);
+            g_run = 1;
+            M.timed.push_back(run_once(true));
+            if (timing == Timing::Cupti && probe_missing)
+                M.warnings.push_back("cold run: no CUPTI record for " + std::to_string(probe_missing) + " of " + std::to_string(probe_expected) +
+                                     " ops (no warm-up checks CUPTI in a cold process)");
+            if (timing == Timing::Cupti) cupti::disable();
+        } else {
+            if (timing == Timing::Cupti) cupti::disable();
+            g_phase = int(Phase::Uninstrumented);
+            g_run = 1;
+            M.uninstrumented_ns.push_back(run_once(false).end_to_end_sync_ns);
+        }
+        warm = 0;
+    }
+    if (O.cold_child) {
+    } else if (timing == Timing::Cupti && warm < 1) {
         warm = 1;
         M.warnings.push_back("one warm-up run added to check CUPTI");
     }
@@ -903,18 +1289,18 @@ Measurement Executor::run_all() {
                                  " kernels/copies/memsets in the last warm-up; those ops have no GPU times");
         }
     }
-    for (int k = 1; k <= O.runs; ++k) {
+    for (int k = 1; k <= (O.cold_child ? 0 : O.runs); ++k) {
         g_phase = int(Phase::Timed);
         g_run = k;
         M.timed.push_back(run_once(true));
         if (timing == Timing::Cupti && probe_missing)
             M.warnings.push_back("timed run " + std::to_string(k) + ": no CUPTI record for " + std::to_string(probe_missing) + " ops");
     }
-    if (timing == Timing::Cupti) {
+    if (timing == Timing::Cupti && !O.cold_child) {
         if (uint64_t d = cupti::dropped_records()) M.warnings.push_back("CUPTI dropped " + std::to_string(d) + " activity records");
         cupti::disable();
     }
-    for (int k = 1; k <= O.runs; ++k) {
+    for (int k = 1; k <= (O.cold_child ? 0 : O.runs); ++k) {
         g_phase = int(Phase::Uninstrumented);
         g_run = k;
         M.uninstrumented_ns.push_back(run_once(false).end_to_end_sync_ns);
@@ -955,8 +1341,11 @@ Measurement Executor::run_all() {
 
 Measurement execute(const Program& p, const Plan& plan, const Options& opt) {
     g_program = &p;
-    // Load every module at context creation so that no timed launch pays lazy loading.
-    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    // Before the first CUDA (and CUPTI) call: the number of hardware queues streams map onto.
+    if (p.options.max_connections > 0) setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(p.options.max_connections).c_str(), 1);
+    // Load every module at context creation so that no timed launch pays lazy loading; a cold
+    // start measures the first launches as a fresh process pays them.
+    if (!p.options.cold_start) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     Executor ex(p, plan, opt);
     return ex.run_all();
 }

@@ -21,6 +21,9 @@ struct Options {
     double peak_flops = 6.7e13;     // kernel.peak_flops of the h200 profile
     std::string cupti_lib;          // explicit libcupti path
     bool emulate_registers = true;  // shared-memory padding so that residency matches `registers`
+    // Cold start (options.cold_start): the parent re-executes the runner once per measured run;
+    // a child gets --cold-child instrumented|plain and makes exactly one run of that kind, no warm-up.
+    int cold_child = 0;  // 0: not a child, 1: one instrumented run, 2: one uninstrumented run
 };
 
 constexpr double kAbsent = NAN;
@@ -58,5 +61,8 @@ Measurement execute(const Program& p, const Plan& plan, const Options& opt);
 // Aborts the process with a message naming the phase and the op each thread is executing when
 // it runs past `seconds`. Started by main before any CUDA work.
 void start_watchdog(double seconds);
+
+// The cold-start child being waited for (killed by the watchdog); 0 when none.
+void set_watched_child(int pid);
 
 }  // namespace runner

@@ -55,6 +55,16 @@ const char* to_string(OpKind k) {
         case OpKind::StreamSync: return "stream_sync";
         case OpKind::DeviceSync: return "device_sync";
         case OpKind::Prefetch: return "prefetch";
+        case OpKind::HostFunc: return "host_func";
+        case OpKind::GraphInstantiate: return "graph_instantiate";
+        case OpKind::GraphLaunch: return "graph_launch";
+        case OpKind::Malloc: return "malloc";
+        case OpKind::Free: return "free";
+        case OpKind::MallocHost: return "malloc_host";
+        case OpKind::FreeHost: return "free_host";
+        case OpKind::HostRegister: return "host_register";
+        case OpKind::MallocAsync: return "malloc_async";
+        case OpKind::FreeAsync: return "free_async";
     }
     return "?";
 }
@@ -66,7 +76,8 @@ bool has_gpu_phase(OpKind k) {
         case OpKind::Memset:
         case OpKind::EventRecord:
         case OpKind::StreamWaitEvent:
-        case OpKind::Prefetch: return true;
+        case OpKind::Prefetch:
+        case OpKind::HostFunc: return true;
         default: return false;
     }
 }
@@ -165,6 +176,124 @@ E enum_of(const json& o, const char* key, const std::string& where, const E (&al
 
 std::string op_where(const Op& o) { return "op " + std::to_string(o.index) + " '" + o.name + "' (" + to_string(o.kind) + ")"; }
 
+// The kind-specific keys of an op or a graph node (a node has no index, thread or stream).
+void parse_fields(const Program& p, const json& o, Op& op, const std::string& w, bool node) {
+    static const Mem mems[] = {Mem::Pinned, Mem::Pageable, Mem::Device, Mem::Managed};
+    static const Dir dirs[] = {Dir::H2D, Dir::D2H, Dir::D2D};
+    auto opt_index = [&](const char* key, size_t limit, const char* what) -> int {
+        if (!o.contains(key)) return -1;
+        int64_t x = need_int(o, key, w, 0, INT32_MAX);
+        if (uint64_t(x) >= limit)
+            fail(w + ": \"" + key + "\" names " + what + " " + std::to_string(x) + " but the program has " + std::to_string(limit));
+        return int(x);
+    };
+    op.stream = opt_index("stream", p.streams.size(), "stream");
+    op.event = opt_index("event", p.events.size(), "event");
+    op.buffer = opt_index("buffer", p.buffers.size(), "buffer");
+    auto need_stream = [&] { if (!node && op.stream < 0) fail(w + ": missing key \"stream\""); };
+    auto need_event = [&] { if (op.event < 0) fail(w + ": missing key \"event\""); };
+    switch (op.kind) {
+        case OpKind::Host:
+            op.duration_ps = need_int(o, "duration_ps", w, 0, INT64_MAX);
+            if (op.thread < 0) fail(w + ": host work needs a host thread (\"thread\" is -1)");
+            break;
+        case OpKind::Kernel:
+            need_stream();
+            if (o.contains("duration_ps")) {
+                op.duration_ps = need_int(o, "duration_ps", w, 0, INT64_MAX);
+                if (o.contains("flops") || o.contains("bytes"))
+                    fail(w + ": a kernel has either \"duration_ps\" or \"flops\"/\"bytes\", not both");
+            } else {
+                if (!o.contains("flops") && !o.contains("bytes")) fail(w + ": a kernel needs \"duration_ps\" or \"flops\"/\"bytes\"");
+                op.roofline = true;
+                op.flops = o.contains("flops") ? need_num(o, "flops", w) : 0.0;
+                op.bytes = o.contains("bytes") ? need_u64(o, "bytes", w) : 0;
+            }
+            op.grid = uint32_t(need_int(o, "grid", w, 1, INT32_MAX));
+            op.block = uint32_t(need_int(o, "block", w, 1, 1024));
+            op.registers = uint32_t(need_int(o, "registers", w, 1, 255));
+            op.shared_memory = uint32_t(need_int(o, "shared_memory", w, 0, UINT32_MAX));
+            break;
+        case OpKind::Memcpy:
+            need_stream();
+            op.sync = need_bool(o, "sync", w);
+            op.dir = enum_of(o, "direction", w, dirs);
+            op.memory = enum_of(o, "memory", w, mems);
+            op.bytes = need_u64(o, "bytes", w);
+            if ((op.dir == Dir::D2D) != (op.memory == Mem::Device))
+                fail(w + ": direction " + to_string(op.dir) + " with memory " + to_string(op.memory) +
+                     " (d2d copies have memory \"device\"; h2d/d2h copies pinned, pageable or managed)");
+            if (op.buffer >= 0) {
+                const Buffer& b = p.buffers[op.buffer];
+                if (b.kind != Mem::Managed || op.memory != Mem::Managed)
+                    fail(w + ": \"buffer\" on a copy must name the managed buffer of a managed copy; '" + b.name + "' is " + to_string(b.kind));
+                if (op.bytes > b.bytes) fail(w + ": copies " + std::to_string(op.bytes) + " bytes from/to buffer '" + b.name + "' of " + std::to_string(b.bytes));
+            }
+            break;
+        case OpKind::Memset:
+            need_stream();
+            op.sync = need_bool(o, "sync", w);
+            op.bytes = need_u64(o, "bytes", w);
+            break;
+        case OpKind::EventRecord:
+        case OpKind::StreamWaitEvent:
+            need_stream();
+            need_event();
+            break;
+        case OpKind::EventSync: need_event(); break;
+        case OpKind::StreamSync: need_stream(); break;
+        case OpKind::DeviceSync: break;
+        case OpKind::Prefetch: {
+            need_stream();
+            if (op.buffer < 0) fail(w + ": missing key \"buffer\"");
+            const Buffer& b = p.buffers[op.buffer];
+            if (b.kind != Mem::Managed) fail(w + ": prefetch of buffer '" + b.name + "' which is " + to_string(b.kind) + ", not managed");
+            std::string to = need_str(o, "to", w);
+            if (to != "device" && to != "host") fail(w + ": \"to\" must be \"device\" or \"host\", got \"" + to + "\"");
+            op.to_device = to == "device";
+            op.bytes = need_u64(o, "bytes", w);
+            if (op.bytes > b.bytes) fail(w + ": prefetches " + std::to_string(op.bytes) + " bytes of buffer '" + b.name + "' of " + std::to_string(b.bytes));
+            break;
+        }
+        case OpKind::HostFunc:
+            need_stream();
+            op.duration_ps = need_int(o, "duration_ps", w, 0, INT64_MAX);
+            break;
+        case OpKind::GraphInstantiate:
+        case OpKind::GraphLaunch: {
+            if (node) fail(w + ": a graph node cannot be a " + to_string(op.kind));
+            if (op.kind == OpKind::GraphLaunch) need_stream();
+            int64_t g = need_int(o, "graph", w, 0, INT32_MAX);
+            if (uint64_t(g) >= p.graphs.size())
+                fail(w + ": \"graph\" names graph " + std::to_string(g) + " but the program has " + std::to_string(p.graphs.size()));
+            op.graph = int(g);
+            break;
+        }
+        case OpKind::Malloc:
+        case OpKind::Free:
+        case OpKind::MallocHost:
+        case OpKind::FreeHost:
+        case OpKind::HostRegister:
+        case OpKind::MallocAsync:
+        case OpKind::FreeAsync:
+            if (node) fail(w + ": a graph node cannot be a " + to_string(op.kind));
+            if (op.kind == OpKind::MallocAsync || op.kind == OpKind::FreeAsync) need_stream();
+            if (op.buffer < 0) fail(w + ": missing key \"buffer\"");
+            op.bytes = need_u64(o, "bytes", w);
+            if (op.thread < 0) fail(w + ": " + to_string(op.kind) + " is a host call and needs a host thread (\"thread\" is -1)");
+            break;
+    }
+    if (node && op.kind != OpKind::Kernel && op.kind != OpKind::Memcpy && op.kind != OpKind::Memset && op.kind != OpKind::HostFunc)
+        fail(w + ": a graph node is a kernel, memcpy, memset or host_func, not " + to_string(op.kind));
+    if (node && op.sync) fail(w + ": graph nodes are captured from a stream: copies and memsets must be async (\"sync\": false)");
+    if (o.contains("uses")) {
+        if (op.kind != OpKind::Host && op.kind != OpKind::Kernel) fail(w + ": \"uses\" is only supported on host work and kernels");
+        op.uses = index_list(o, "uses", w, p.buffers.size(), "buffer");
+        for (uint32_t u : op.uses)
+            if (p.buffers[u].kind != Mem::Managed) fail(w + ": \"uses\" names buffer '" + p.buffers[u].name + "' which is " + to_string(p.buffers[u].kind) + ", not managed");
+    }
+}
+
 }  // namespace
 
 Program load_program(const std::string& path) {
@@ -185,13 +314,15 @@ Program load_program(const std::string& path) {
     }
     if (!j.contains("version") || j["version"] != kProgramVersion)
         fail("program schema version " + (j.contains("version") ? j["version"].dump() : std::string("(missing)")) +
-             "; this runner reads version " + std::to_string(kProgramVersion) + " (lower the scenario again with a matching hetsim)");
+             "; this runner reads version " + std::to_string(kProgramVersion) +
+             " only (docs/program-format.md; lower the scenario again with a hetsim that writes version " + std::to_string(kProgramVersion) + ")");
 
     static const Mem mems[] = {Mem::Pinned, Mem::Pageable, Mem::Device, Mem::Managed};
     static const StreamKind sks[] = {StreamKind::Legacy, StreamKind::Blocking, StreamKind::NonBlocking, StreamKind::PerThread};
     static const OpKind oks[] = {OpKind::Host, OpKind::Kernel, OpKind::Memcpy, OpKind::Memset, OpKind::EventRecord,
-                                 OpKind::StreamWaitEvent, OpKind::EventSync, OpKind::StreamSync, OpKind::DeviceSync, OpKind::Prefetch};
-    static const Dir dirs[] = {Dir::H2D, Dir::D2H, Dir::D2D};
+                                 OpKind::StreamWaitEvent, OpKind::EventSync, OpKind::StreamSync, OpKind::DeviceSync, OpKind::Prefetch,
+                                 OpKind::HostFunc, OpKind::GraphInstantiate, OpKind::GraphLaunch, OpKind::Malloc, OpKind::Free,
+                                 OpKind::MallocHost, OpKind::FreeHost, OpKind::HostRegister, OpKind::MallocAsync, OpKind::FreeAsync};
 
     Program p;
     p.file = path;
@@ -232,9 +363,60 @@ Program load_program(const std::string& path) {
     }
     if (p.streams.empty()) fail("program: \"streams\" is empty; stream 0 must be the legacy default stream");
 
+    if (j.contains("options")) {
+        const json& o = j["options"];
+        if (!o.is_object()) fail("program: \"options\" must be an object {sync, cold_start, max_connections}");
+        if (o.contains("sync")) {
+            std::string sy = need_str(o, "sync", "options");
+            if (sy != "spin" && sy != "blocking") fail("options: \"sync\" must be \"spin\" or \"blocking\", got \"" + sy + "\"");
+            p.options.blocking_sync = sy == "blocking";
+        }
+        if (o.contains("cold_start")) p.options.cold_start = need_bool(o, "cold_start", "options");
+        if (o.contains("max_connections")) p.options.max_connections = int(need_int(o, "max_connections", "options", 0, 32));
+    }
+
     for (const json& e : need_array(j, "events", "program")) {
-        if (!e.is_object()) fail("events: expected objects {name}");
-        p.events.push_back(need_str(e, "name", "event " + std::to_string(p.events.size())));
+        std::string w = "event " + std::to_string(p.events.size());
+        if (!e.is_object()) fail("events: expected objects {name, blocking_sync}");
+        Event ev;
+        ev.name = need_str(e, "name", w);
+        if (e.contains("blocking_sync")) ev.blocking_sync = need_bool(e, "blocking_sync", w + " '" + ev.name + "'");
+        p.events.push_back(ev);
+    }
+
+    if (j.contains("graphs")) {
+        const json& gs = need_array(j, "graphs", "program");
+        for (size_t g = 0; g < gs.size(); ++g) {
+            std::string w = "graph " + std::to_string(g);
+            if (!gs[g].is_object()) fail(w + ": expected an object {name, nodes}");
+            Graph gr;
+            gr.name = need_str(gs[g], "name", w);
+            p.graphs.push_back(gr);
+        }
+        // Nodes after all names: a node never names a graph, but keep the two passes simple.
+        for (size_t g = 0; g < gs.size(); ++g) {
+            Graph& gr = p.graphs[g];
+            std::string gw = "graph " + std::to_string(g) + " '" + gr.name + "'";
+            const json& nodes = need_array(gs[g], "nodes", gw);
+            if (nodes.empty()) fail(gw + ": has no nodes");
+            for (size_t k = 0; k < nodes.size(); ++k) {
+                const json& o = nodes[k];
+                std::string w = gw + " node " + std::to_string(k);
+                if (!o.is_object()) fail(w + ": expected an object");
+                Op op;
+                op.index = uint32_t(k);
+                op.node = int(k);
+                op.graph = int(g);
+                op.name = o.contains("name") && o["name"].is_string() ? o["name"].get<std::string>() : gr.name + "#" + std::to_string(k);
+                op.kind = enum_of(o, "kind", w, oks);
+                w += " '" + op.name + "' (" + to_string(op.kind) + ")";
+                if (o.contains("stream") || o.contains("thread") || o.contains("index"))
+                    fail(w + ": a graph node has no \"index\", \"thread\" or \"stream\" (it runs where its graph is launched)");
+                parse_fields(p, o, op, w, true);
+                if (!op.uses.empty()) fail(w + ": \"uses\" on graph nodes is not supported by the runner");
+                gr.nodes.push_back(std::move(op));
+            }
+        }
     }
 
     const json& ops = need_array(j, "ops", "program");
@@ -264,87 +446,15 @@ Program load_program(const std::string& path) {
         op.kind = enum_of(o, "kind", w + " '" + op.name + "'", oks);
         w = op_where(op);
         op.thread = int(need_int(o, "thread", w, -1, int64_t(p.threads.size()) - 1));
-        auto opt_index = [&](const char* key, size_t limit, const char* what) -> int {
-            if (!o.contains(key)) return -1;
-            int64_t x = need_int(o, key, w, 0, INT32_MAX);
-            if (uint64_t(x) >= limit)
-                fail(w + ": \"" + key + "\" names " + what + " " + std::to_string(x) + " but the program has " + std::to_string(limit));
-            return int(x);
-        };
-        op.stream = opt_index("stream", p.streams.size(), "stream");
-        op.event = opt_index("event", p.events.size(), "event");
-        op.buffer = opt_index("buffer", p.buffers.size(), "buffer");
-        auto need_stream = [&] { if (op.stream < 0) fail(w + ": missing key \"stream\""); };
-        auto need_event = [&] { if (op.event < 0) fail(w + ": missing key \"event\""); };
-        switch (op.kind) {
-            case OpKind::Host:
-                op.duration_ps = need_int(o, "duration_ps", w, 0, INT64_MAX);
-                if (op.thread < 0) fail(w + ": host work needs a host thread (\"thread\" is -1)");
-                break;
-            case OpKind::Kernel:
-                need_stream();
-                if (o.contains("duration_ps")) {
-                    op.duration_ps = need_int(o, "duration_ps", w, 0, INT64_MAX);
-                    if (o.contains("flops") || o.contains("bytes"))
-                        fail(w + ": a kernel has either \"duration_ps\" or \"flops\"/\"bytes\", not both");
-                } else {
-                    if (!o.contains("flops") && !o.contains("bytes")) fail(w + ": a kernel needs \"duration_ps\" or \"flops\"/\"bytes\"");
-                    op.roofline = true;
-                    op.flops = o.contains("flops") ? need_num(o, "flops", w) : 0.0;
-                    op.bytes = o.contains("bytes") ? need_u64(o, "bytes", w) : 0;
-                }
-                op.grid = uint32_t(need_int(o, "grid", w, 1, INT32_MAX));
-                op.block = uint32_t(need_int(o, "block", w, 1, 1024));
-                op.registers = uint32_t(need_int(o, "registers", w, 1, 255));
-                op.shared_memory = uint32_t(need_int(o, "shared_memory", w, 0, UINT32_MAX));
-                break;
-            case OpKind::Memcpy:
-                need_stream();
-                op.sync = need_bool(o, "sync", w);
-                op.dir = enum_of(o, "direction", w, dirs);
-                op.memory = enum_of(o, "memory", w, mems);
-                op.bytes = need_u64(o, "bytes", w);
-                if ((op.dir == Dir::D2D) != (op.memory == Mem::Device))
-                    fail(w + ": direction " + to_string(op.dir) + " with memory " + to_string(op.memory) +
-                         " (d2d copies have memory \"device\"; h2d/d2h copies pinned, pageable or managed)");
-                if (op.buffer >= 0) {
-                    const Buffer& b = p.buffers[op.buffer];
-                    if (b.kind != Mem::Managed || op.memory != Mem::Managed)
-                        fail(w + ": \"buffer\" on a copy must name the managed buffer of a managed copy; '" + b.name + "' is " + to_string(b.kind));
-                    if (op.bytes > b.bytes) fail(w + ": copies " + std::to_string(op.bytes) + " bytes from/to buffer '" + b.name + "' of " + std::to_string(b.bytes));
-                }
-                break;
-            case OpKind::Memset:
-                need_stream();
-                op.sync = need_bool(o, "sync", w);
-                op.bytes = need_u64(o, "bytes", w);
-                break;
-            case OpKind::EventRecord:
-            case OpKind::StreamWaitEvent:
-                need_stream();
-                need_event();
-                break;
-            case OpKind::EventSync: need_event(); break;
-            case OpKind::StreamSync: need_stream(); break;
-            case OpKind::DeviceSync: break;
-            case OpKind::Prefetch: {
-                need_stream();
-                if (op.buffer < 0) fail(w + ": missing key \"buffer\"");
-                const Buffer& b = p.buffers[op.buffer];
-                if (b.kind != Mem::Managed) fail(w + ": prefetch of buffer '" + b.name + "' which is " + to_string(b.kind) + ", not managed");
-                std::string to = need_str(o, "to", w);
-                if (to != "device" && to != "host") fail(w + ": \"to\" must be \"device\" or \"host\", got \"" + to + "\"");
-                op.to_device = to == "device";
-                op.bytes = need_u64(o, "bytes", w);
-                if (op.bytes > b.bytes) fail(w + ": prefetches " + std::to_string(op.bytes) + " bytes of buffer '" + b.name + "' of " + std::to_string(b.bytes));
-                break;
-            }
-        }
-        if (o.contains("uses")) {
-            if (op.kind != OpKind::Host && op.kind != OpKind::Kernel) fail(w + ": \"uses\" is only supported on host work and kernels");
-            op.uses = index_list(o, "uses", w, p.buffers.size(), "buffer");
-            for (uint32_t u : op.uses)
-                if (p.buffers[u].kind != Mem::Managed) fail(w + ": \"uses\" names buffer '" + p.buffers[u].name + "' which is " + to_string(p.buffers[u].kind) + ", not managed");
+        if (o.contains("graph_node")) op.graph_node = need_bool(o, "graph_node", w);
+        parse_fields(p, o, op, w, false);
+        if (op.graph_node) {
+            if (op.kind != OpKind::Kernel && op.kind != OpKind::Memcpy && op.kind != OpKind::Memset && op.kind != OpKind::HostFunc)
+                fail(w + ": a graph node op is a kernel, memcpy, memset or host_func");
+            int64_t g = need_int(o, "graph", w, 0, INT32_MAX);
+            if (uint64_t(g) >= p.graphs.size())
+                fail(w + ": \"graph\" names graph " + std::to_string(g) + " but the program has " + std::to_string(p.graphs.size()));
+            op.graph = int(g);
         }
         if (o.contains("after")) {
             if (!p.tasks) fail(w + ": \"after\" only exists in the tasks form");
@@ -367,15 +477,42 @@ Program load_program(const std::string& path) {
             const Op& op = p.ops[i];
             if (seen[i]++) fail(op_where(op) + ": listed more than once in threads/gpu_tasks");
             if (op.thread != int(t)) fail(op_where(op) + ": listed under thread " + std::to_string(t) + " but its \"thread\" is " + std::to_string(op.thread));
-            if (p.tasks && op.kind != OpKind::Host) fail(op_where(op) + ": in the tasks form only host work runs on host threads");
+            if (p.tasks && op.kind != OpKind::Host && !is_alloc(op.kind) && op.kind != OpKind::GraphInstantiate)
+                fail(op_where(op) + ": in the tasks form only host work and host calls (allocations, graph_instantiate) run on host threads");
         }
+    // Graph launches: the ops after a graph_launch in its thread are its nodes, in node order.
+    for (size_t t = 0; t < p.threads.size(); ++t) {
+        const auto& list = p.threads[t].ops;
+        for (size_t k = 0; k < list.size(); ++k) {
+            Op& op = p.ops[list[k]];
+            if (op.graph_node && op.launch_op < 0)
+                fail(op_where(op) + ": a graph_node op must follow its graph_launch (and the graph's earlier nodes) in its thread");
+            if (op.kind != OpKind::GraphLaunch) continue;
+            const Graph& g = p.graphs[op.graph];
+            for (size_t n = 0; n < g.nodes.size(); ++n) {
+                if (k + 1 + n >= list.size())
+                    fail(op_where(op) + ": graph '" + g.name + "' has " + std::to_string(g.nodes.size()) + " nodes but only " +
+                         std::to_string(n) + " graph_node ops follow the launch in thread '" + p.threads[t].name + "'");
+                Op& nd = p.ops[list[k + 1 + n]];
+                const Op& gn = g.nodes[n];
+                if (!nd.graph_node || nd.graph != op.graph || nd.kind != gn.kind || nd.stream != op.stream)
+                    fail(op_where(nd) + ": expected node " + std::to_string(n) + " of graph '" + g.name + "' launched by op " +
+                         std::to_string(op.index) + " (graph_node: true, graph " + std::to_string(op.graph) + ", kind " + to_string(gn.kind) +
+                         ", stream " + std::to_string(op.stream) + ")");
+                nd.node = int(n);
+                nd.launch_op = int(op.index);
+            }
+            k += g.nodes.size();
+        }
+    }
     if (!p.tasks && !p.gpu_tasks.empty()) fail("program: \"gpu_tasks\" is only used in the tasks form");
     for (uint32_t i : p.gpu_tasks) {
         const Op& op = p.ops[i];
         if (seen[i]++) fail(op_where(op) + ": listed more than once in threads/gpu_tasks");
         if (op.thread != -1) fail(op_where(op) + ": a GPU task has \"thread\": -1");
-        if (op.kind != OpKind::Kernel && op.kind != OpKind::Memcpy && op.kind != OpKind::Memset && op.kind != OpKind::Prefetch)
-            fail(op_where(op) + ": not a GPU task kind (kernel, memcpy, memset, prefetch)");
+        if (op.graph_node || (op.kind != OpKind::Kernel && op.kind != OpKind::Memcpy && op.kind != OpKind::Memset && op.kind != OpKind::Prefetch &&
+                              op.kind != OpKind::HostFunc))
+            fail(op_where(op) + ": not a GPU task kind (kernel, memcpy, memset, prefetch, host_func)");
     }
     for (size_t i = 0; i < p.ops.size(); ++i)
         if (!seen[i]) fail(op_where(p.ops[i]) + ": not listed in any thread (or gpu_tasks); nothing would execute it");
@@ -502,10 +639,22 @@ Plan make_plan(const Program& p) {
 
     // Scratch buffers and the shared read buffer of roofline kernels.
     uint64_t max_read = 0;
+    plan.graph_nodes_of.assign(n, {});
+    plan.launches_of_graph.assign(p.graphs.size(), 0);
     for (const Op& op : p.ops) {
-        int t = plan.issuer_of[op.index];
-        Scratch& s = plan.scratch[t];
-        if (has_gpu_phase(op.kind)) {
+        if (op.graph_node) plan.graph_nodes_of[op.launch_op].push_back(op.index);
+        if (op.kind == OpKind::GraphLaunch) ++plan.launches_of_graph[op.graph];
+    }
+    std::vector<const Op*> all;  // program ops, then graph nodes (captured once, with the graph scratch)
+    for (const Op& op : p.ops)
+        if (!op.graph_node) all.push_back(&op);
+    for (const Graph& g : p.graphs)
+        for (const Op& op : g.nodes) all.push_back(&op);
+    for (const Op* opp : all) {
+        const Op& op = *opp;
+        const bool node = op.node >= 0 && !op.graph_node;
+        Scratch& s = node ? plan.graph_scratch : plan.scratch[plan.issuer_of[op.index]];
+        if (has_gpu_phase(op.kind) && !node) {
             ++plan.gpu_ops;
             ++plan.timed_gpu_ops;
         }
@@ -532,6 +681,60 @@ Plan make_plan(const Program& p) {
                      " registers with " + std::to_string(op.shared_memory) + " B of shared memory fits no SM");
         }
     }
+    for (const Op& op : p.ops)
+        if (op.graph_node) {
+            ++plan.gpu_ops;
+            ++plan.timed_gpu_ops;
+        }
+    // Allocation ops: the live scratch of each issuing thread at its peak (free / free_host /
+    // free_async release the most recent allocation of their buffer), summed over the threads.
+    for (int t = 0; t < plan.issuers; ++t) {
+        std::map<int, std::vector<uint64_t>> dev, host;
+        uint64_t live_dev = 0, live_host = 0, peak_dev = 0, peak_host = 0;
+        for (uint32_t i : plan.issuer_ops[t]) {
+            const Op& op = p.ops[i];
+            switch (op.kind) {
+                case OpKind::Malloc:
+                case OpKind::MallocAsync: dev[op.buffer].push_back(op.bytes); live_dev += op.bytes; break;
+                case OpKind::MallocHost: host[op.buffer].push_back(op.bytes); live_host += op.bytes; break;
+                case OpKind::Free:
+                case OpKind::FreeAsync:
+                    if (!dev[op.buffer].empty()) {
+                        live_dev -= dev[op.buffer].back();
+                        dev[op.buffer].pop_back();
+                    }
+                    break;
+                case OpKind::FreeHost:
+                    if (!host[op.buffer].empty()) {
+                        live_host -= host[op.buffer].back();
+                        host[op.buffer].pop_back();
+                    }
+                    break;
+                case OpKind::HostRegister: plan.register_bytes += op.bytes; break;
+                default: break;
+            }
+            peak_dev = std::max(peak_dev, live_dev);
+            peak_host = std::max(peak_host, live_host);
+        }
+        plan.alloc_device_peak += peak_dev;
+        plan.alloc_pinned_peak += peak_host;
+    }
+    // Every free needs an allocation of its kind for its buffer, somewhere in the program.
+    {
+        std::map<std::pair<int, int>, int64_t> count;  // (buffer, 0 device / 1 async / 2 host)
+        for (const Op& op : p.ops) {
+            if (op.kind == OpKind::Malloc) ++count[{op.buffer, 0}];
+            if (op.kind == OpKind::MallocAsync) ++count[{op.buffer, 1}];
+            if (op.kind == OpKind::MallocHost) ++count[{op.buffer, 2}];
+        }
+        for (const Op& op : p.ops) {
+            int k = op.kind == OpKind::Free ? 0 : op.kind == OpKind::FreeAsync ? 1 : op.kind == OpKind::FreeHost ? 2 : -1;
+            if (k < 0) continue;
+            if (--count[{op.buffer, k}] < 0)
+                fail(op_where(op) + ": frees buffer '" + p.buffers[op.buffer].name + "' more often than the program allocates it with " +
+                     (k == 0 ? "malloc" : k == 1 ? "malloc_async" : "malloc_host"));
+        }
+    }
     if (max_read) {
         // Successive roofline kernels read different parts of one buffer, so that none finds its
         // data in the L2 (60 MiB) left by the previous one, and kernels running side by side do
@@ -541,12 +744,12 @@ Plan make_plan(const Program& p) {
         auto round = [](uint64_t b) { return (b + 255) / 256 * 256; };
         uint64_t sum = 0;
         for (const Op& op : p.ops)
-            if (op.kind == OpKind::Kernel && op.roofline && op.bytes) sum += round(op.bytes);
+            if (op.kind == OpKind::Kernel && op.roofline && op.bytes && !op.graph_node) sum += round(op.bytes);
         uint64_t want = std::min(4 * round(max_read) + 128 * kMiB, std::max(32 * kGiB, round(max_read) + 128 * kMiB));
         plan.read_bytes = std::max(std::min(sum, want), round(max_read));
         uint64_t cursor = 0;
         for (const Op& op : p.ops)
-            if (op.kind == OpKind::Kernel && op.roofline && op.bytes) {
+            if (op.kind == OpKind::Kernel && op.roofline && op.bytes && !op.graph_node) {
                 if (cursor + round(op.bytes) > plan.read_bytes) cursor = 0;
                 plan.read_offset[op.index] = cursor;
                 cursor += round(op.bytes);
@@ -564,7 +767,16 @@ Plan make_plan(const Program& p) {
         plan.pageable_total += s.pageable;
         plan.managed_total += s.managed;
     }
-    plan.device_total += plan.read_bytes;
+    {
+        const Scratch& s = plan.graph_scratch;
+        plan.device_total += s.dev_src + s.dev_dst;
+        plan.pinned_total += s.pinned;
+        plan.pageable_total += s.pageable;
+        plan.managed_total += s.managed;
+    }
+    plan.device_total += plan.read_bytes + plan.alloc_device_peak;
+    plan.pinned_total += plan.alloc_pinned_peak;
+    plan.pageable_total += plan.register_bytes;
     return plan;
 }
 
@@ -613,15 +825,28 @@ std::string describe(const Program& p, const Plan& plan, const Op& op, double pe
             break;
         }
         case OpKind::Memset: d << (op.sync ? "cudaMemset " : "cudaMemsetAsync ") << op.bytes << " B (device scratch)"; break;
-        case OpKind::EventRecord: d << "cudaEventRecord '" << p.events[op.event] << "'"; break;
-        case OpKind::StreamWaitEvent: d << "cudaStreamWaitEvent '" << p.events[op.event] << "'"; break;
-        case OpKind::EventSync: d << "cudaEventSynchronize '" << p.events[op.event] << "'"; break;
+        case OpKind::EventRecord: d << "cudaEventRecord '" << p.events[op.event].name << "'"; break;
+        case OpKind::StreamWaitEvent: d << "cudaStreamWaitEvent '" << p.events[op.event].name << "'"; break;
+        case OpKind::EventSync: d << "cudaEventSynchronize '" << p.events[op.event].name << "'"; break;
         case OpKind::StreamSync: d << "cudaStreamSynchronize"; break;
         case OpKind::DeviceSync: d << "cudaDeviceSynchronize"; break;
         case OpKind::Prefetch:
             d << "cudaMemPrefetchAsync '" << p.buffers[op.buffer].name << "' " << op.bytes << " B to " << (op.to_device ? "device 0" : "host");
             break;
+        case OpKind::HostFunc: d << "cudaLaunchHostFunc, callback busy for " << ns_str(double(op.duration_ps) / 1000.0); break;
+        case OpKind::GraphInstantiate:
+            d << "cudaGraphInstantiate '" << p.graphs[op.graph].name << "' (" << p.graphs[op.graph].nodes.size() << " nodes)";
+            break;
+        case OpKind::GraphLaunch: d << "cudaGraphLaunch '" << p.graphs[op.graph].name << "'"; break;
+        case OpKind::Malloc: d << "cudaMalloc " << human_bytes(op.bytes) << " (scratch of '" << p.buffers[op.buffer].name << "')"; break;
+        case OpKind::Free: d << "cudaFree of the latest malloc of '" << p.buffers[op.buffer].name << "'"; break;
+        case OpKind::MallocHost: d << "cudaMallocHost " << human_bytes(op.bytes) << " (scratch of '" << p.buffers[op.buffer].name << "')"; break;
+        case OpKind::FreeHost: d << "cudaFreeHost of the latest malloc_host of '" << p.buffers[op.buffer].name << "'"; break;
+        case OpKind::HostRegister: d << "cudaHostRegister " << human_bytes(op.bytes) << " of pageable scratch (unregistered after the run)"; break;
+        case OpKind::MallocAsync: d << "cudaMallocAsync " << human_bytes(op.bytes) << " (scratch of '" << p.buffers[op.buffer].name << "')"; break;
+        case OpKind::FreeAsync: d << "cudaFreeAsync of the latest malloc_async of '" << p.buffers[op.buffer].name << "'"; break;
     }
+    if (op.graph_node) d << " [node " << op.node << " of the launch by op " << op.launch_op << "; not issued by the host]";
     if (op.stream >= 0) d << " on stream " << stream_desc(p, op.stream);
     if (!op.uses.empty()) {
         d << "; touches";
@@ -673,6 +898,14 @@ void print_plan(const Program& p, const Plan& plan, FILE* out, bool verbose, dou
         std::fprintf(out, "%s\n", any ? "" : " none");
     }
     if (plan.read_bytes) std::fprintf(out, "  roofline read buffer (device, shared): %s\n", human_bytes(plan.read_bytes).c_str());
+    if (!p.graphs.empty()) {
+        const Scratch& s = plan.graph_scratch;
+        std::fprintf(out, "  graph nodes: pinned %s, device src %s, device dst %s\n", human_bytes(s.pinned).c_str(), human_bytes(s.dev_src).c_str(),
+                     human_bytes(s.dev_dst).c_str());
+    }
+    if (plan.alloc_device_peak || plan.alloc_pinned_peak || plan.register_bytes)
+        std::fprintf(out, "  allocation ops at their peak: device %s, pinned %s, registered pageable %s\n", human_bytes(plan.alloc_device_peak).c_str(),
+                     human_bytes(plan.alloc_pinned_peak).c_str(), human_bytes(plan.register_bytes).c_str());
     std::fprintf(out, "\ntotals: device %s, managed %s (device + managed + 1 GiB must fit in free device memory), pinned %s, pageable %s\n",
                  human_bytes(plan.device_total).c_str(), human_bytes(plan.managed_total).c_str(), human_bytes(plan.pinned_total).c_str(),
                  human_bytes(plan.pageable_total).c_str());
@@ -688,9 +921,17 @@ void print_plan(const Program& p, const Plan& plan, FILE* out, bool verbose, dou
     }
     if (!p.events.empty()) {
         std::fprintf(out, "events (cudaEventDisableTiming):");
-        for (const auto& e : p.events) std::fprintf(out, " '%s'", e.c_str());
+        for (const auto& e : p.events) std::fprintf(out, " '%s'%s", e.name.c_str(), e.blocking_sync ? " (+cudaEventBlockingSync)" : "");
         std::fprintf(out, "\n");
     }
+    for (const Graph& g : p.graphs) {
+        std::fprintf(out, "graph '%s': %zu nodes, captured from a capture stream at setup:", g.name.c_str(), g.nodes.size());
+        for (const Op& nd : g.nodes) std::fprintf(out, " %s", to_string(nd.kind));
+        std::fprintf(out, "\n");
+    }
+    std::fprintf(out, "\noptions: sync %s, cold_start %s, max_connections %d%s\n", p.options.blocking_sync ? "blocking (cudaDeviceScheduleBlockingSync)" : "spin",
+                 p.options.cold_start ? "yes (one fresh process per measured run, no warm-up)" : "no", p.options.max_connections,
+                 p.options.max_connections ? " (CUDA_DEVICE_MAX_CONNECTIONS)" : " (unset)");
     if (p.tasks) {
         int ev = 0;
         for (char c : plan.needs_done_event) ev += c;

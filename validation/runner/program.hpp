@@ -1,4 +1,4 @@
-// hetsim-runner: the lowered program (docs/program-format.md, "hetsim.program" v1) as the runner
+// hetsim-runner: the lowered program (docs/program-format.md, "hetsim.program" v2) as the runner
 // sees it, its validation, and the execution plan (scratch buffers, issue order, budgets).
 // Nothing in program.cu calls CUDA: `--check` runs on a machine without a GPU or driver.
 #pragma once
@@ -19,7 +19,11 @@ constexpr uint64_t kDeviceMargin = kGiB;  // left free on the device
 enum class Mem { Pinned, Pageable, Device, Managed };
 enum class Dir { H2D, D2H, D2D };
 enum class StreamKind { Legacy, Blocking, NonBlocking, PerThread };
-enum class OpKind { Host, Kernel, Memcpy, Memset, EventRecord, StreamWaitEvent, EventSync, StreamSync, DeviceSync, Prefetch };
+enum class OpKind {
+    Host, Kernel, Memcpy, Memset, EventRecord, StreamWaitEvent, EventSync, StreamSync, DeviceSync, Prefetch,
+    // Version 2.
+    HostFunc, GraphInstantiate, GraphLaunch, Malloc, Free, MallocHost, FreeHost, HostRegister, MallocAsync, FreeAsync
+};
 
 const char* to_string(Mem m);
 const char* to_string(Dir d);
@@ -30,6 +34,11 @@ const char* to_string(OpKind k);
 bool has_gpu_phase(OpKind k);
 // Zero-length GPU markers.
 inline bool is_marker(OpKind k) { return k == OpKind::EventRecord || k == OpKind::StreamWaitEvent; }
+// Allocation calls (host phase only; scratch memory of `bytes`).
+inline bool is_alloc(OpKind k) {
+    return k == OpKind::Malloc || k == OpKind::Free || k == OpKind::MallocHost || k == OpKind::FreeHost || k == OpKind::HostRegister ||
+           k == OpKind::MallocAsync || k == OpKind::FreeAsync;
+}
 
 struct Buffer {
     std::string name;
@@ -66,6 +75,27 @@ struct Op {
     Mem memory = Mem::Pinned;
     bool to_device = true;
     std::vector<uint32_t> uses, after;
+    // Version 2.
+    int graph = -1;           // graph_instantiate, graph_launch, graph nodes
+    bool graph_node = false;  // a node of the preceding graph_launch: not issued by the host
+    int node = -1;            // graph_node ops: the node's position in its graph
+    int launch_op = -1;       // graph_node ops: the graph_launch op they belong to
+};
+
+struct Graph {
+    std::string name;
+    std::vector<Op> nodes;  // kernel, memcpy (async), memset (async) or host_func; index = position
+};
+
+struct Event {
+    std::string name;
+    bool blocking_sync = false;  // cudaEventBlockingSync
+};
+
+struct ProgramOptions {
+    bool blocking_sync = false;  // cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync)
+    bool cold_start = false;     // every measured run is a fresh process
+    int max_connections = 0;     // CUDA_DEVICE_MAX_CONNECTIONS (0: leave unset)
 };
 
 struct Program {
@@ -75,7 +105,9 @@ struct Program {
     bool tasks = false;
     std::vector<Buffer> buffers;
     std::vector<Stream> streams;
-    std::vector<std::string> events;
+    ProgramOptions options;
+    std::vector<Event> events;
+    std::vector<Graph> graphs;
     std::vector<Thread> threads;
     std::vector<uint32_t> gpu_tasks;
     std::vector<Op> ops;
@@ -111,7 +143,12 @@ struct Plan {
     std::vector<Scratch> scratch;     // per issuer
     uint64_t read_bytes = 0;          // roofline kernels' shared read buffer (device)
     std::vector<uint64_t> read_offset;  // per op (roofline kernels with bytes)
-    // Totals of what setup allocates.
+    Scratch graph_scratch;            // copies and memsets of graph nodes (captured once)
+    std::vector<std::vector<uint32_t>> graph_nodes_of;  // per op (graph_launch): its node ops in order
+    std::vector<int> launches_of_graph;  // per graph: how many graph_launch ops the program has
+    // Allocation ops: peak live scratch (summed over issuing threads) and registered pageable memory.
+    uint64_t alloc_device_peak = 0, alloc_pinned_peak = 0, register_bytes = 0;
+    // Totals of what setup and the program allocate (alloc ops included at their peak).
     uint64_t device_total = 0, managed_total = 0, pinned_total = 0, pageable_total = 0;
     // Tasks form.
     std::vector<char> needs_done_event;  // GPU task with dependents on another stream or a host thread

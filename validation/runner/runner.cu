@@ -7,6 +7,7 @@
 //
 // Exit codes: 0 ok, 1 CUDA/CUPTI/IO failure, 2 bad arguments or program (or does not fit the
 // device), 3 time limit exceeded.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,6 +97,12 @@ Options parse_args(int argc, char** argv) {
             o.peak_flops = parse_real(a, value(), 1);
         } else if (a == "--cupti-lib") o.cupti_lib = value();
         else if (a == "--no-register-emulation") o.emulate_registers = false;
+        else if (a == "--cold-child") {  // hidden: one run of a cold-start program (see run_cold)
+            std::string k = value();
+            if (k == "instrumented") o.cold_child = 1;
+            else if (k == "plain") o.cold_child = 2;
+            else usage_error("--cold-child must be instrumented or plain");
+        }
         else if (a == "--check") o.check = true;
         else if (a == "--verbose") o.verbose = true;
         else if (!a.empty() && a[0] == '-') usage_error("unknown option '" + a + "'");
@@ -158,6 +165,10 @@ ojson measured_json(const runner::Program& p, const runner::Options& o, const ru
     md["command"] = o.command_line;
     md["runs"] = o.runs;
     md["warmup"] = o.warmup;
+    md["options"] = {{"sync", p.options.blocking_sync ? "blocking" : "spin"},
+                     {"cold_start", p.options.cold_start},
+                     {"max_connections", p.options.max_connections}};
+    md["cold_start"] = p.options.cold_start;
     md["warmup_runs_done"] = m.warmup_done;
     md["timing"] = m.timing;
     if (!m.timing_note.empty()) md["timing_note"] = m.timing_note;
@@ -258,6 +269,110 @@ void write_atomically(const std::string& path, const std::string& text) {
     }
 }
 
+// options.cold_start: every measured run is a fresh process. The runner re-executes itself once
+// per run (--cold-child instrumented, then --cold-child plain for the uninstrumented runs), each
+// child making one run with no warm-up, and merges what they write.
+[[noreturn]] void run_cold(const runner::Program& prog, const Options& opt) {
+    runner::start_watchdog(opt.time_limit_s);
+    auto child = [&](int k, bool instrumented) -> ojson {
+        std::string out = opt.out_path + ".cold" + std::to_string(k) + (instrumented ? "i" : "p") + "." + std::to_string(getpid());
+        std::vector<std::string> args = {"hetsim-runner", opt.program_path, "-o", out, "--time-limit-s", "0", "--cold-child",
+                                          instrumented ? "instrumented" : "plain", "--timing",
+                                          opt.timing == runner::TimingRequest::Cupti ? "cupti"
+                                          : opt.timing == runner::TimingRequest::Events ? "events" : "auto",
+                                          "--peak-flops", std::to_string(opt.peak_flops)};
+        if (!opt.cupti_lib.empty()) args.insert(args.end(), {"--cupti-lib", opt.cupti_lib});
+        if (!opt.emulate_registers) args.push_back("--no-register-emulation");
+        std::vector<char*> av;
+        for (auto& a : args) av.push_back(a.data());
+        av.push_back(nullptr);
+        std::fflush(stdout);
+        std::fflush(stderr);
+        pid_t pid = fork();
+        if (pid < 0) {
+            std::fprintf(stderr, "hetsim-runner: cold start: fork failed: %s\n", std::strerror(errno));
+            std::exit(1);
+        }
+        if (pid == 0) {
+            execv("/proc/self/exe", av.data());
+            std::fprintf(stderr, "hetsim-runner: cold start: cannot re-execute /proc/self/exe: %s\n", std::strerror(errno));
+            std::_Exit(1);
+        }
+        runner::set_watched_child(int(pid));
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        runner::set_watched_child(0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+            std::fprintf(stderr, "hetsim-runner: cold start: the %s run %d (a child process) failed (%s %d); its message is above\n",
+                         instrumented ? "instrumented" : "uninstrumented", k, WIFEXITED(status) ? "exit" : "signal",
+                         WIFEXITED(status) ? code : WTERMSIG(status));
+            std::remove(out.c_str());
+            std::exit(code ? code : 1);
+        }
+        std::ifstream in(out, std::ios::binary);
+        ojson j;
+        try {
+            j = ojson::parse(in);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "hetsim-runner: cold start: cannot read the child's output %s: %s\n", out.c_str(), e.what());
+            std::exit(1);
+        }
+        std::remove(out.c_str());
+        return j;
+    };
+    std::vector<ojson> timed, plain;
+    for (int k = 1; k <= opt.runs; ++k) timed.push_back(child(k, true));
+    for (int k = 1; k <= opt.runs; ++k) plain.push_back(child(k, false));
+    std::vector<size_t> order(timed.size());
+    std::iota(order.begin(), order.end(), 0);
+    auto e2e = [&](size_t i) { return timed[i]["end_to_end_ns"].get<double>(); };
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return e2e(a) < e2e(b); });
+    size_t med = order[(order.size() - 1) / 2];
+    ojson j = timed[med];
+    ojson runs = ojson::array(), sync_runs = ojson::array(), un = ojson::array(), warnings = ojson::array();
+    std::vector<std::string> seen;
+    auto add_warnings = [&](const ojson& c) {
+        if (!c.contains("warnings")) return;
+        for (const auto& w : c["warnings"]) {
+            std::string t = w.get<std::string>();
+            if (std::find(seen.begin(), seen.end(), t) == seen.end()) {
+                seen.push_back(t);
+                warnings.push_back(t);
+            }
+        }
+    };
+    for (const auto& c : timed) {
+        runs.push_back(c["end_to_end_ns"]);
+        sync_runs.push_back(c["end_to_end_sync_runs_ns"].at(0));
+        add_warnings(c);
+    }
+    for (const auto& c : plain) {
+        un.push_back(c["uninstrumented_end_to_end_ns"].at(0));
+        add_warnings(c);
+    }
+    j["end_to_end_runs_ns"] = runs;
+    j["end_to_end_sync_runs_ns"] = sync_runs;
+    j["uninstrumented_end_to_end_ns"] = un;
+    j["warnings"] = warnings;
+    ojson& md = j["metadata"];
+    md["command"] = opt.command_line;
+    md["runs"] = opt.runs;
+    md["warmup"] = 0;
+    md["warmup_runs_done"] = 0;
+    md["median_run"] = med;
+    md["cold_start"] = true;
+    md["cold_start_note"] = "each instrumented and each uninstrumented run was a fresh process (the runner re-executed itself), "
+                            "with no warm-up and lazy module loading; --warmup is ignored";
+    write_atomically(opt.out_path, j.dump(2) + "\n");
+    std::fprintf(stderr, "hetsim-runner: %s: %d cold-start runs, median end to end %.3f us; wrote %s\n", prog.scenario.c_str(), opt.runs,
+                 e2e(med) / 1000.0, opt.out_path.c_str());
+    for (const auto& w : seen) std::fprintf(stderr, "hetsim-runner: warning: %s\n", w.c_str());
+    std::fflush(stderr);
+    std::_Exit(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -275,8 +390,20 @@ int main(int argc, char** argv) {
         runner::print_plan(prog, plan, stdout, opt.verbose, opt.peak_flops);
         return 0;
     }
+    if (prog.options.cold_start && !opt.cold_child) run_cold(prog, opt);
     runner::start_watchdog(opt.time_limit_s);
     runner::Measurement m = runner::execute(prog, plan, opt);
+    if (opt.cold_child == 2) {
+        // An uninstrumented cold run: its end to end and warnings are all the parent merges.
+        ojson j;
+        j["schema"] = "hetsim.measured";
+        j["uninstrumented_end_to_end_ns"] = ojson::array({ns_json(m.uninstrumented_ns.at(0))});
+        j["warnings"] = ojson::array();
+        for (const auto& w : m.warnings) j["warnings"].push_back(w);
+        write_atomically(opt.out_path, j.dump() + "\n");
+        std::fflush(stderr);
+        std::_Exit(0);
+    }
     std::string text = measured_json(prog, opt, m).dump(2) + "\n";
     write_atomically(opt.out_path, text);
     std::fprintf(stderr, "hetsim-runner: %s: %d timed runs (%s), median end to end %.3f us; wrote %s\n", prog.scenario.c_str(), opt.runs,

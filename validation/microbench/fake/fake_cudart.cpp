@@ -146,6 +146,47 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
     }
     return cudaSuccess;
 }
+cudaError_t cudaSetDeviceFlags(unsigned) { return cudaSuccess; }
+cudaError_t cudaMallocHost(void** p, size_t n) { return cudaMalloc(p, n); }
+cudaError_t cudaHostRegister(void*, size_t, unsigned) { return cudaSuccess; }
+cudaError_t cudaHostUnregister(void*) { return cudaSuccess; }
+cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return cudaMalloc(p, n); }
+cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+    free(p);
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* p, int) {
+    static int pool;
+    *p = reinterpret_cast<cudaMemPool_t>(&pool);
+    return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return cudaSuccess; }
+cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t fn, void* data) {
+    fn(data);
+    return cudaSuccess;
+}
+cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return cudaSuccess; }
+cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
+    *g = reinterpret_cast<cudaGraph_t>(new int(0));
+    return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+    delete reinterpret_cast<int*>(g);
+    return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* x, cudaGraph_t, unsigned long long) {
+    *x = reinterpret_cast<cudaGraphExec_t>(new int(0));
+    return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x) {
+    delete reinterpret_cast<int*>(x);
+    return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) {
+    busy(2000);
+    return cudaSuccess;
+}
 }  // extern "C"
 
 // ---- kernels ---------------------------------------------------------------------------------
@@ -201,4 +242,6 @@ cudaError_t k_timer_reads(cudaStream_t, unsigned long long* out, int n) {
     return cudaSuccess;
 }
 void warm_kernels(cudaStream_t) {}
+cudaError_t k_mod_a(cudaStream_t) { return cudaSuccess; }
+cudaError_t k_mod_b(cudaStream_t) { return cudaSuccess; }
 json kernel_occupancy() { return {{"fake", true}}; }

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 out=${TMPDIR:-/tmp}/hetsim-microbench-fake
 mkdir -p "$out"
 srcs=""
-for f in *.cu; do [ "$f" = kernels.cu ] || srcs="$srcs $f"; done
+for f in *.cu; do case "$f" in kernels*.cu) ;; *) srcs="$srcs $f" ;; esac; done
 g++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -Wall -Wextra -pthread \
     -I/usr/local/cuda/include -x c++ $srcs -x none fake/fake_cudart.cpp -o "$out/fake-microbench"
 "$out/fake-microbench" -o "$out/results.json" "$@"
