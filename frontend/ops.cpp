@@ -401,10 +401,12 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
             op.dir = CopyDir::H2D;
             op.host_mem = sb.kind;
             op.buffer = sb.kind == MemKind::Managed ? s : kNone;
+            op.host_buffer = sh ? s : kNone;
         } else if (dh || (db.kind == MemKind::Managed && sb.kind == MemKind::Device)) {
             op.dir = CopyDir::D2H;
             op.host_mem = db.kind;
             op.buffer = db.kind == MemKind::Managed ? d : kNone;
+            op.host_buffer = dh ? d : kNone;
         } else {
             op.dir = CopyDir::D2D;
             op.host_mem = MemKind::Device;

@@ -53,6 +53,8 @@ struct HwProfile {
     double duplex_factor = 1;         // H2D and D2H at once: each takes this x longer
     double pageable_contention = 1;   // a pinned copy beside an opposite-direction pageable copy: x longer
     uint64_t staging_pool = 0;        // bytes of pinned bounce buffers for pageable H2D
+    uint64_t pageable_h2d_warm_bw = 0;  // staging speed from a source still in the CPU caches
+    uint64_t staging_cache = 0;       // host cache bytes that keep recently copied pageable buffers warm
     bool pageable_sync = false;       // documented behaviour: pageable copies sync their stream first
     uint64_t hw_queues = 8;           // CUDA_DEVICE_MAX_CONNECTIONS default
     uint64_t launch_queue_depth = 0;  // entries per stream before a launch blocks
@@ -67,7 +69,7 @@ struct HwProfile {
 
     struct Rules {
         bool copy_efficiency = true, duplex = true, copy_fifo = true, pageable_staging = true, staging_pool = true,
-             legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
+             staging_cache = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
              sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true;
     } rules;

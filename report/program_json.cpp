@@ -16,6 +16,7 @@ void op_fields(const Op& o, json& op) {
     if (o.buffer >= 0) op["buffer"] = o.buffer;
     if (o.graph >= 0) op["graph"] = o.graph;
     if (o.graph_node) op["graph_node"] = true;
+    if (o.host_buffer >= 0) op["host_buffer"] = o.host_buffer;
     switch (o.kind) {
         case OpKind::HostWork:
         case OpKind::HostFunc: op["duration_ps"] = o.duration.ps(); break;
@@ -141,6 +142,7 @@ Program program_from_json(const json& j, const std::string& file) {
         op.buffer = o.value("buffer", kNone);
         op.graph = o.value("graph", kNone);
         op.graph_node = o.value("graph_node", false);
+        op.host_buffer = o.value("host_buffer", kNone);
         op.duration = Time::ps(o.value("duration_ps", int64_t{0}));
         op.bytes = o.value("bytes", uint64_t{0});
         op.flops = o.value("flops", 0.0);

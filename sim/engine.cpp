@@ -5,6 +5,7 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hw/sm_pool.hpp"
 #include "models/copy_model.hpp"
@@ -283,6 +284,33 @@ private:
         finish_host(t, i, end);
     }
 
+    // ------------------------------------------------------------ host cache of pageable buffers
+    // Pageable buffers touched by staging, most recent last, with their sizes. A pageable H2D
+    // from a buffer staged again before host.staging_cache bytes of other pageable buffers were
+    // staged finds its source in the CPU caches and stages at the warm speed.
+    void note_host_touch(uint32_t i) {
+        const Op& op = pg_.ops[i];
+        if (op.host_buffer < 0 || hw_.staging_cache == 0 || !hw_.rules.staging_cache) return;
+        uint64_t bytes = pg_.buffers[op.host_buffer].bytes, newer = 0;
+        for (size_t k = host_lru_.size(); k-- > 0;) {
+            if (host_lru_[k] == op.host_buffer) {
+                if (op.dir == CopyDir::H2D && newer + bytes <= hw_.staging_cache) warm_.insert(i);
+                host_lru_.erase(host_lru_.begin() + static_cast<long>(k));
+                break;
+            }
+            newer += pg_.buffers[host_lru_[k]].bytes;
+            if (newer > hw_.staging_cache) break;
+        }
+        host_lru_.push_back(op.host_buffer);
+        if (host_lru_.size() > 64) host_lru_.erase(host_lru_.begin());
+    }
+
+    // Host staging time of `bytes` of pageable H2D op i (warm or cold source).
+    Time stage(uint32_t i, uint64_t bytes) const {
+        bool warm = hw_.pageable_h2d_warm_bw && warm_.count(i);
+        return transfer_time(bytes, warm ? hw_.pageable_h2d_warm_bw : hw_.pageable_h2d_bw);
+    }
+
     bool pageable(const Op& op) const {
         return op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir != CopyDir::D2D &&
                hw_.rules.pageable_staging;
@@ -304,7 +332,8 @@ private:
         if (pageable(op) && op.dir == CopyDir::H2D) {
             // The host stages the data itself; the call returns once everything is staged. With
             // more bytes than the bounce-buffer pool holds, staging stalls until the DMA starts.
-            Time staged = called + staging_time(hw_, op.dir, op.bytes);
+            note_host_touch(i);
+            Time staged = called + stage(i, op.bytes);
             submit(i, called, false);
             if (hw_.staging_pool && op.bytes > hw_.staging_pool && !done_[i] && !tl_.ops[i].has_gpu()) {
                 pool_wait_[i] = PoolWait{t, called};
@@ -315,6 +344,7 @@ private:
         }
         submit(i, called, false);
         if (pageable(op)) {  // D2H: blocks until the copy is done and unstaged
+            note_host_touch(i);
             Time unstage = staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes));
             return block_on(t, i, {static_cast<int32_t>(i)}, called, unstage);
         }
@@ -491,7 +521,7 @@ private:
         ready_[i] = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
         ready_cause_[i] = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
         if (!task && pageable(op) && op.dir == CopyDir::H2D) {
-            Time first = at + staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes));
+            Time first = at + stage(i, staging_chunk(hw_, op.bytes));
             if (first > ready_[i]) ready_[i] = first;
         }
         int32_t s = op.stream;
@@ -598,8 +628,9 @@ private:
                 if (pageable(op) && op.dir == CopyDir::H2D && pg_.tasks_form && !stage_end_.count(i)) {
                     // Tasks form: no host call staged the data; staging starts when the copy is
                     // ready, and the DMA may start once the first chunk is staged.
-                    stage_end_[i] = now_ + staging_time(hw_, op.dir, op.bytes);
-                    q_.push(now_ + staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes)), prio(kGpuReady), kGpuReady, i);
+                    note_host_touch(i);
+                    stage_end_[i] = now_ + stage(i, op.bytes);
+                    q_.push(now_ + stage(i, staging_chunk(hw_, op.bytes)), prio(kGpuReady), kGpuReady, i);
                     return;
                 }
                 [[fallthrough]];
@@ -668,11 +699,10 @@ private:
                 if (pw != pool_wait_.end()) {
                     // Staging stalled with the pool full until now (the DMA start); it resumes
                     // as the DMA frees bounce buffers, at the host's speed.
-                    Time staged = max(pw->second.called + staging_time(hw_, dir, op.bytes),
-                                      now_ + staging_time(hw_, dir, op.bytes - hw_.staging_pool));
+                    Time staged = max(pw->second.called + stage(i, op.bytes), now_ + stage(i, op.bytes - hw_.staging_pool));
                     stage_end_[i] = staged;
                     OpRecord& r = tl_.ops[i];
-                    Time unblocked = pw->second.called + staging_time(hw_, dir, op.bytes);
+                    Time unblocked = pw->second.called + stage(i, op.bytes);
                     if (staged > unblocked) {
                         r.sync_wait += staged - unblocked;
                         r.host_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
@@ -952,6 +982,8 @@ private:
     };
     std::vector<ManagedState> um_;
     std::unordered_map<uint32_t, Time> stage_end_;
+    std::vector<int32_t> host_lru_;           // pageable buffers by last staging, most recent last
+    std::unordered_set<uint32_t> warm_;       // pageable H2D ops whose source is in the CPU caches
     struct PoolWait {
         uint32_t thread;
         Time called;

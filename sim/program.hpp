@@ -88,6 +88,7 @@ struct Op {
     int32_t event = kNone;          // EventRecord / StreamWaitEvent / EventSync
     int32_t buffer = kNone;         // Prefetch target; managed buffer of a copy; allocation target
     int32_t graph = kNone;          // GraphInstantiate / GraphLaunch / graph nodes
+    int32_t host_buffer = kNone;    // copies: the named pinned/pageable buffer of the host side
     bool graph_node = false;        // a node of the GraphLaunch before it (no host call of its own)
     Time duration;                  // HostWork; Kernel with fixed duration
     uint64_t bytes = 0;             // copies, memset, prefetch, roofline kernel traffic
