@@ -317,7 +317,8 @@ TEST_CASE("calibrate: bad inputs exit 2 with one line") {
 TEST_CASE("calibrate: duplex factor, staging pool and copy efficiency from the committed sections") {
     const hetsim::calib::Calibration c = hetsim::calib::calibrate({committed()});
     // duplex: mean over the two directions of median(beside) / median(alone), recomputed here.
-    const json& s = committed().doc["benchmarks"]["duplex"]["samples"];
+    const hetsim::calib::MicrobenchFile file = committed();
+    const json& s = file.doc["benchmarks"]["duplex"]["samples"];
     std::vector<double> ha, da, hb, db;
     for (const auto& x : s) {
         const std::string k = x["case"];
