@@ -124,6 +124,22 @@ private:
     // Values that do not depend on a loop variable, by the position of their scalar.
     mutable std::unordered_map<size_t, Value> constants_;
     mutable bool loop_var_used_ = false;
+    mutable std::unordered_map<std::string, Value> param_values_;  // evaluated params (no loop variable)
+    // Positions of the scalars whose value depended on a loop variable, since last cleared.
+    mutable std::vector<size_t> dyn_nodes_;
+    // An op map lowered once: its Op, reused for later iterations when only its stream or its
+    // duration depends on the loop variables (those two are evaluated again each time).
+    struct OpTemplate {
+        int state = 0;  // 0: not yet lowered, 1: reusable, 2: lower it in full every time
+        int32_t thread = -1;
+        Op op;
+        uint32_t name_id = 0, loc_id = 0;
+        bool dyn_stream = false, dyn_duration = false;  // that field is loop-dependent
+        YAML::Node stream_node, duration_node;
+    };
+    std::unordered_map<size_t, OpTemplate> templates_;
+    uint32_t emit_interned(Op op, uint32_t name_id, uint32_t loc_id, const YAML::Node& where);
+    const YAML::Node undefined_{YAML::NodeType::Undefined};
     uint64_t iterations_ = 0;  // loop iterations so far, capped by max_ops like the ops
 };
 

@@ -165,13 +165,59 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
         g.nodes.push_back(op);
         return;
     }
+    OpTemplate* tpl = n.Mark().pos >= 0 ? &templates_[static_cast<size_t>(n.Mark().pos)] : nullptr;
+    if (tpl && tpl->state == 1 && tpl->thread == thread) {
+        Op op = tpl->op;
+        if (tpl->dyn_stream) op.stream = stream_ref(tpl->stream_node, thread);
+        if (tpl->dyn_duration) op.duration = need_time(tpl->duration_node, "duration");
+        sc_.program.threads[thread].ops.push_back(emit_interned(op, tpl->name_id, tpl->loc_id, n));
+        return;
+    }
     Op op;
     op.thread = thread;
     std::string label;
+    dyn_nodes_.clear();
     fill_op(op, kind, n, thread, label, false);
     if (op.kind == OpKind::GraphLaunch) return emit_graph_launch(op, n, label, thread);
     uint32_t idx = emit(op, n, label);
     sc_.program.threads[thread].ops.push_back(idx);
+    if (tpl && tpl->state == 0) {
+        // Reusable when every loop-dependent scalar is the stream (an index) or a host op's or
+        // fixed-duration kernel's duration: re-evaluating those two redoes all their checks.
+        const YAML::Node st = field(n, "stream"), du = field(n, "duration");
+        const bool dur_ok = op.kind == OpKind::HostWork || op.kind == OpKind::HostFunc ||
+                            (op.kind == OpKind::Kernel && op.flops == 0 && op.bytes == 0);
+        bool reusable = true, dyn_stream = false, dyn_duration = false;
+        for (size_t pos : dyn_nodes_) {
+            if (st && st.Mark().pos >= 0 && static_cast<size_t>(st.Mark().pos) == pos) dyn_stream = true;
+            else if (dur_ok && du && du.Mark().pos >= 0 && static_cast<size_t>(du.Mark().pos) == pos) dyn_duration = true;
+            else reusable = false;
+        }
+        tpl->state = reusable ? 1 : 2;
+        tpl->thread = thread;
+        tpl->op = sc_.program.ops[idx];
+        tpl->name_id = tpl->op.name;
+        tpl->loc_id = tpl->op.loc;
+        tpl->dyn_stream = dyn_stream;
+        tpl->dyn_duration = dyn_duration;
+        if (dyn_stream) tpl->stream_node = st;
+        if (dyn_duration) tpl->duration_node = du;
+    }
+}
+
+// emit() for an op whose label and source position are already interned.
+uint32_t Lowerer::emit_interned(Op op, uint32_t name_id, uint32_t loc_id, const YAML::Node& where) {
+    auto& pg = sc_.program;
+    if (pg.ops.size() >= opts_.max_ops)
+        fail_at(where, "the scenario expands to more than " + std::to_string(opts_.max_ops) +
+                           " ops; raise the cap with --max-ops if this is intended");
+    op.name = name_id;
+    op.loc = loc_id;
+    op.iter_begin = static_cast<uint32_t>(pg.iter_indices.size());
+    op.iter_count = static_cast<uint8_t>(loop_vars_.size());
+    for (const auto& lv : loop_vars_) pg.iter_indices.push_back(static_cast<uint32_t>(lv.second));
+    pg.ops.push_back(op);
+    return static_cast<uint32_t>(pg.ops.size() - 1);
 }
 
 // A graph launch: the launch op, then a copy of each node on the launch's stream.

@@ -1,6 +1,8 @@
 #include "frontend/profile_loader.hpp"
 
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "frontend/expr.hpp"
@@ -99,6 +101,8 @@ void zero_latencies(HwProfile& p) {
     p.rules.duplex = false;
 }
 
+static HwProfile parse_profile_file(const std::string& path, const std::string& name);
+
 HwProfile load_profile(const std::string& name, const SourceLoc& where) {
     namespace fs = std::filesystem;
     std::string path = name;
@@ -126,6 +130,29 @@ HwProfile load_profile(const std::string& name, const SourceLoc& where) {
                                     (fs::exists(path) ? "is not a regular file" : "does not exist") +
                                     " (a profile name with '/' or '.yaml' is a path, relative to the working directory)");
     }
+    // A sweep lowers its scenario once per point: keep each profile file read, keyed by its
+    // path, size and modification time, so that it is parsed once per process.
+    std::error_code ec;
+    auto mtime = fs::last_write_time(path, ec);
+    auto size = fs::file_size(path, ec);
+    std::string cache_key = ec ? std::string() : path + '\n' + std::to_string(size) + '\n' +
+                                                     std::to_string(mtime.time_since_epoch().count());
+    static std::mutex cache_mu;
+    static std::map<std::string, HwProfile> cache;
+    if (!cache_key.empty()) {
+        std::lock_guard<std::mutex> lock(cache_mu);
+        if (auto it = cache.find(cache_key); it != cache.end()) return it->second;
+    }
+    HwProfile p = parse_profile_file(path, name);
+    if (!cache_key.empty()) {
+        std::lock_guard<std::mutex> lock(cache_mu);
+        if (cache.size() > 64) cache.clear();
+        cache.emplace(cache_key, p);
+    }
+    return p;
+}
+
+static HwProfile parse_profile_file(const std::string& path, const std::string& name) {
     YAML::Node root = load_yaml_file(path);
     check_keys(root, path, {"name", "description", "params"}, "profile");
     HwProfile p;

@@ -31,6 +31,11 @@ Scenario load_scenario_text(const std::string& yaml, const std::string& file, co
     return lower(root, file, opts, yaml);
 }
 
+Scenario load_scenario_node(const YAML::Node& root, const std::string& yaml, const std::string& file,
+                            const LoadOptions& opts) {
+    return lower(root, file, opts, yaml);
+}
+
 Scenario Lowerer::run(const YAML::Node& root) {
     check_keys(root, file_, {"name", "description", "hardware", "params", "options", "buffers", "streams", "events",
                              "graphs", "threads", "tasks"},
@@ -367,9 +372,14 @@ std::string Lowerer::param_text(const SourceLoc& at, const std::string& name, co
 }
 
 Value Lowerer::param_value(const SourceLoc& at, const std::string& name, const Param& p) const {
+    if (auto it = param_values_.find(name); it != param_values_.end()) return it->second;
     enter_param(at, name);
+    bool outer = loop_var_used_;
+    loop_var_used_ = false;
     Value v = p.set_arg.empty() ? eval_text(p.node, p.text) : eval_at(param_loc(p), 0, p.text);
     param_stack_.pop_back();
+    if (!loop_var_used_) param_values_.emplace(name, v);  // params are fixed unless they name a loop variable
+    loop_var_used_ = outer || loop_var_used_;
     return v;
 }
 
@@ -452,6 +462,7 @@ Value Lowerer::eval(const YAML::Node& n, const char* what) const {
     loop_var_used_ = false;
     Value v = eval_text(n, n.Scalar());
     if (!loop_var_used_ && n.Mark().pos >= 0) constants_.emplace(key, v);
+    if (loop_var_used_) dyn_nodes_.push_back(key);
     loop_var_used_ = outer || loop_var_used_;
     return v;
 }
@@ -469,7 +480,7 @@ YAML::Node Lowerer::field(const YAML::Node& map, const char* key) const {
     if (!map.IsMap() || map.Mark().pos < 0) return map[key];
     for (const auto& [k, v] : fields_of(map).fields)
         if (k == key) return v;
-    return YAML::Node(YAML::NodeType::Undefined);
+    return undefined_;  // one node for every absent key: building a fresh one allocates
 }
 
 std::string Lowerer::shown(const YAML::Node& n) const {
@@ -582,7 +593,11 @@ int32_t Lowerer::resolve(const YAML::Node& n, const std::string& text, const std
     if (d.count == 1) fail_at(n, std::string(what) + " '" + name + "' is not an array; drop the index");
     // The index's column: after the '[' when the text is the node's own (no ${} substituted).
     int col = text == n.Scalar() ? text_column(n, text) : 0;
+    bool outer = loop_var_used_;
+    loop_var_used_ = false;
     Value v = eval_at(loc_of(n, file_), col > 0 ? col + static_cast<int>(text.find('[')) + 1 : 0, index);
+    if (loop_var_used_) dyn_nodes_.push_back(static_cast<size_t>(n.Mark().pos));
+    loop_var_used_ = outer || loop_var_used_;
     if (v.dim != Dim::None || !v.integral) fail_at(n, std::string(what) + " index must be a whole number in '" + text + "'");
     if (v.i < 0 || v.i >= static_cast<int64_t>(d.count))
         fail_at(n, std::string(what) + " index " + std::to_string(v.i) + " is out of range for '" + name + "' (0.." +

@@ -9,6 +9,10 @@
 #include "hw/profile.hpp"
 #include "sim/program.hpp"
 
+namespace YAML {
+class Node;
+}
+
 namespace hetsim {
 
 struct LoadOptions {
@@ -25,5 +29,9 @@ struct Scenario {
 
 Scenario load_scenario(const std::string& path, const LoadOptions& opts = {});
 Scenario load_scenario_text(const std::string& yaml, const std::string& file, const LoadOptions& opts = {});
+// The same from YAML already parsed from `yaml` (a sweep parses its scenario once per worker
+// and lowers it for every point); `root` is only read.
+Scenario load_scenario_node(const YAML::Node& root, const std::string& yaml, const std::string& file,
+                            const LoadOptions& opts = {});
 
 }  // namespace hetsim

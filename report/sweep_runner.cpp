@@ -1,5 +1,7 @@
 #include "report/sweep_runner.hpp"
 
+#include <yaml-cpp/yaml.h>
+
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -10,6 +12,7 @@
 
 #include "frontend/profile_loader.hpp"
 #include "frontend/scenario.hpp"
+#include "frontend/yaml_util.hpp"
 #include "report/analysis.hpp"
 #include "report/sweep_table.hpp"
 #include "sim/engine.hpp"
@@ -56,7 +59,11 @@ public:
                 for (const auto& [k, v] : timing) set_profile_param(profile, k.substr(9), v, SourceLoc{"--set " + k});
                 return row_of(def_, point, e.scenario->program, profile);
             }
-        auto sc = std::make_shared<const Scenario>(load_scenario_text(text_, def_.scenario, load_options(def_, sets)));
+        if (!parsed_) {  // parse the YAML once per worker; every point lowers the same tree
+            root_ = load_yaml_text(text_, def_.scenario);
+            parsed_ = true;
+        }
+        auto sc = std::make_shared<const Scenario>(load_scenario_node(root_, text_, def_.scenario, load_options(def_, sets)));
         if (entries_.size() == kEntries) entries_.pop_front();
         entries_.push_back({key, sc});
         return row_of(def_, point, sc->program, sc->profile);
@@ -71,6 +78,8 @@ private:
     const SweepDef& def_;
     const std::string& text_;
     std::deque<Entry> entries_;
+    YAML::Node root_;
+    bool parsed_ = false;
 };
 
 }  // namespace
