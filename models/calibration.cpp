@@ -6,6 +6,7 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -142,6 +143,16 @@ struct Pool {
                                                    (files.size() > 1 ? " from every input" : "") +
                                                    "; calibrate needs " + all +
                                                    " (run hetsim-microbench without --only, or add a file that has it)");
+        }
+        return out;
+    }
+    // The benchmark in every file that has it; empty when none has it (optional sections: their
+    // parameters keep the base profile's entries).
+    std::vector<J> maybe(const std::string& name) const {
+        std::vector<J> out;
+        for (const auto& f : files) {
+            J root(f.doc.at("benchmarks"), f.path, "benchmarks");
+            if (root.raw().contains(name) && !root[name.c_str()].has("skipped")) out.push_back(root[name.c_str()]);
         }
         return out;
     }
@@ -331,6 +342,45 @@ BatchFit batch_fit(const Pool& pool, const BatchData& d, const std::string& what
     return r;
 }
 
+// copy.<dir>.efficiency: per size 64 KiB..8 MiB, the median measured per-copy time t (batch/k,
+// largest k) against the fit's own line f + bytes/bandwidth; "none" when every ratio is within 3%
+// of 1, else a curve of eff = (bytes/bandwidth) / (t - f), so that the model's
+// fixed + bytes/(bandwidth x eff) (+ gap) gives t.
+void fit_efficiency(const Pool& pool, Builder& b, const BatchData& d, const std::string& key, const BatchFit& f) {
+    const double bw = static_cast<double>(round_bandwidth(f.bw_bps));
+    std::map<uint64_t, std::vector<double>> per;
+    for (const auto& s : d.largest_k)
+        if (s.bytes >= 64 * KiB && s.bytes <= 8 * MiB) per[s.bytes].push_back(s.batch_us / static_cast<double>(s.k));
+    if (per.empty()) return;  // keeps the base entry
+    bool flat = true;
+    std::string curve, ratios;
+    std::vector<double> resid;
+    size_t n = 0;
+    for (const auto& [bytes, v] : per) {
+        const double t = fit::median(v);
+        const double model = f.f_us + static_cast<double>(bytes) * 1e6 / bw;
+        const double ratio = t / model;
+        flat &= std::fabs(ratio - 1.0) <= 0.03;
+        const double xfer = static_cast<double>(bytes) * 1e6 / bw;
+        double eff = t - f.f_us > 0 ? xfer / (t - f.f_us) : 1.0;
+        eff = std::min(std::max(eff, 0.01), 1.0);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.4g", eff);
+        curve += (curve.empty() ? "" : ", ") + format_size_literal(bytes) + ":" + buf;
+        ratios += (ratios.empty() ? "" : ", ") + size_text(bytes) + " " + fmtg(ratio, 4);
+        resid.push_back(ratio - 1.0);
+        n += v.size();
+    }
+    (void)pool;
+    double rms = 0;
+    for (double r : resid) rms += r * r;
+    rms = std::sqrt(rms / static_cast<double>(resid.size()));
+    b.add(key + ".efficiency", flat ? "none" : curve,
+          "copy_sweep per-copy time (batch/k, largest k) / (fixed + bytes/bandwidth of the fit), 64 KiB..8 MiB: " + ratios,
+          flat ? "none: every ratio within 3% of 1" : "eff = (bytes/bandwidth) / (time - fixed), median per size, 64 KiB..8 MiB",
+          fmtg(rms * 100, 3) + "%", n);
+}
+
 void fit_batches(const Pool& pool, Builder& b, double stream_gap_us, const std::string& gap_text) {
     // copy_sweep: pinned H2D / D2H.
     std::vector<J> cs = pool.bench("copy_sweep");
@@ -349,6 +399,7 @@ void fit_batches(const Pool& pool, Builder& b, double stream_gap_us, const std::
                "copy_sweep median of per-copy time - bytes/bandwidth, minus gpu.stream_gap " + gap_text +
                    " (back to back in one stream)",
                "median, sizes <= 64 KiB", f.f_rms, f.n_f);
+        fit_efficiency(pool, b, d, key, f);
         if (d.dropped_points)
             b.cal.checks.push_back(what + ": dropped " + std::to_string(d.dropped_points) +
                                    " points whose blocker expired (host-bound batches)");
@@ -465,17 +516,264 @@ void fit_pageable(const Pool& pool, Builder& b) {
           "copy.h2d.bandwidth, tail " + us_text(tail),
           "median, sizes >= 16 MiB, rounded to 4 KiB pages", bytes_text(fit::rms_about(tails, tail) * 1e-6 * bw),
           tails.size());
-    // Staging pool bound (a check: the model has no bounded pool).
-    std::string first;
+    // host.staging_pool: the largest size whose call did not wait for the busy stream (median
+    // call <= half the blocker) below the first size that did, rounded down to a power of two.
+    std::map<uint64_t, bool> waits;
+    size_t nb = 0;
     mode_points("h2d_busy", [&](const J& p) {
-        if (!first.empty() || !p.has("blocker_us")) return;
+        if (!p.has("blocker_us")) return;
         std::vector<double> call = p["call_us"].nums(), blocker = p["blocker_us"].nums();
-        if (!call.empty() && !blocker.empty() && fit::median(call) > 0.5 * fit::median(blocker))
-            first = size_text(p["bytes"].bytes());
+        if (call.empty() || blocker.empty()) return;
+        nb += call.size();
+        bool w = fit::median(call) > 0.5 * fit::median(blocker);
+        auto [it, fresh] = waits.emplace(p["bytes"].bytes(), w);
+        if (!fresh) it->second = it->second || w;
     });
-    if (!first.empty())
-        b.cal.checks.push_back("pageable_sweep h2d_busy: calls wait for a busy stream from " + first +
-                               " (a bounded staging pool; the model has none)");
+    uint64_t pool_bytes = 0, first_wait = 0;
+    for (const auto& [bytes, w] : waits) {
+        if (w) {
+            first_wait = bytes;
+            break;
+        }
+        pool_bytes = bytes;
+    }
+    if (pool_bytes) {
+        uint64_t p2 = 1;
+        while (p2 * 2 <= pool_bytes) p2 *= 2;
+        b.add("host.staging_pool", format_size_literal(p2),
+              "pageable_sweep h2d_busy: largest size whose call returned while the stream was busy (median call <= half the "
+              "blocker)" + (first_wait ? ", calls wait from " + size_text(first_wait) : std::string(", no size waited")),
+              "threshold on medians per size, rounded down to a power of two", "", nb);
+    } else if (first_wait) {
+        b.cal.checks.push_back("pageable_sweep h2d_busy: even the smallest size waits for the busy stream; host.staging_pool keeps the base value");
+    }
+}
+
+// ---- copy.duplex_factor (duplex) -----------------------------------------------------------------
+
+void fit_duplex(const Pool& pool, Builder& b) {
+    std::vector<J> ds = pool.maybe("duplex");
+    if (ds.empty()) return;
+    std::vector<double> h_alone, d_alone, h_both, d_both;
+    for (const J& bench : ds) {
+        J smp = bench["samples"];
+        for (size_t i = 0; i < smp.size(); ++i) {
+            J x = smp.at(i);
+            const std::string c = x["case"].str();
+            if (c == "h2d_alone") h_alone.push_back(x["h2d_end_us"].num());
+            else if (c == "d2h_alone") d_alone.push_back(x["d2h_end_us"].num());
+            else if (c == "both") {
+                h_both.push_back(x["h2d_end_us"].num());
+                d_both.push_back(x["d2h_end_us"].num());
+            }
+        }
+    }
+    const double f = pool.guard("duplex copy.duplex_factor", [&] {
+        return 0.5 * (fit::median(h_both) / fit::median(h_alone) + fit::median(d_both) / fit::median(d_alone));
+    });
+    std::vector<double> r;
+    for (double v : h_both) r.push_back(v / fit::median(h_alone));
+    for (double v : d_both) r.push_back(v / fit::median(d_alone));
+    b.add("copy.duplex_factor", fmtg(f, 4),
+          "duplex mean over H2D and D2H of median end beside the other direction / median alone, 256 MiB",
+          "ratio of medians", fmtg(fit::rms_about(r, f), 3), r.size());
+}
+
+// ---- sections of the hardware-fidelity rules (optional: absent = base values) ------------------------
+
+std::vector<double> pooled_nums(const std::vector<J>& bs, const std::function<std::vector<double>(const J&)>& get) {
+    std::vector<double> v;
+    for (const J& x : bs) {
+        std::vector<double> y = get(x);
+        v.insert(v.end(), y.begin(), y.end());
+    }
+    return v;
+}
+
+void fit_rules_sections(const Pool& pool, Builder& b) {
+    auto med_time = [&](const char* key, const std::vector<double>& v, const std::string& recipe) {
+        const double m = pool.guard(key, [&] { return fit::median(v); });
+        b.time(key, m, recipe, "median", fit::rms_about(v, m), v.size());
+        return m;
+    };
+    std::vector<std::string> absent;
+    // gpu.hw_queues: the CUDA_DEVICE_MAX_CONNECTIONS whose 32-stream span is nearest the default's.
+    if (std::vector<J> hq = pool.maybe("hw_queues"); !hq.empty()) {
+        std::map<std::string, std::vector<double>> span;
+        for (const J& bench : hq) {
+            J runs = bench["runs"];
+            for (size_t i = 0; i < runs.size(); ++i) {
+                J r = runs.at(i);
+                J reps = r["reps"];
+                for (size_t k = 0; k < reps.size(); ++k) span[r["max_connections"].str()].push_back(reps.at(k)["gpu_span_us"].num());
+            }
+        }
+        if (!span.count("default") || span.size() < 2)
+            throw InputError(SourceLoc{pool.label}, "hw_queues: needs the default run and at least one CUDA_DEVICE_MAX_CONNECTIONS run");
+        const double def = fit::median(span["default"]);
+        int best = 0;
+        double best_d = 1e300;
+        std::string table;
+        for (const auto& [k, v] : span) {
+            if (k == "default") continue;
+            const double m = fit::median(v);
+            table += (table.empty() ? "" : ", ") + k + ": " + us_text(m);
+            const double dist = std::fabs(std::log(m / def));
+            if (dist < best_d) best_d = dist, best = std::atoi(k.c_str());
+        }
+        b.add("gpu.hw_queues", std::to_string(best),
+              "hw_queues CUDA_DEVICE_MAX_CONNECTIONS whose GPU span of 32 streams x 2 dependent 1 ms kernels is nearest the "
+              "default's (" + us_text(def) + "; " + table + ")",
+              "nearest median span in log ratio", fmtg(best_d * 100, 3) + "%", span["default"].size());
+    } else absent.push_back("hw_queues");
+    if (std::vector<J> lq = pool.maybe("launch_queue"); !lq.empty()) {
+        std::vector<double> idx;
+        for (const J& bench : lq) {
+            J reps = bench["same_stream"]["reps"];
+            for (size_t i = 0; i < reps.size(); ++i) {
+                const int64_t k = reps.at(i)["first_blocking_index"].integer();
+                if (k >= 0) idx.push_back(static_cast<double>(k));
+            }
+        }
+        if (idx.empty()) {
+            b.cal.checks.push_back("launch_queue: no launch call blocked (the queue never filled); gpu.launch_queue_depth keeps the base value");
+        } else {
+        const double m = fit::median(idx);
+        b.add("gpu.launch_queue_depth", std::to_string(std::llround(m)),
+              "launch_queue index of the first launch call over 1 ms (empty kernels behind a 40 ms blocker, one stream)",
+              "median, rounded", fmtg(fit::rms_about(idx, m), 3), idx.size());
+        }
+    } else absent.push_back("launch_queue");
+    if (std::vector<J> ml = pool.maybe("module_load"); !ml.empty()) {
+        std::vector<double> d;
+        for (const J& bench : ml) {
+            J smp = bench["samples"];
+            for (size_t i = 0; i < smp.size(); ++i) d.push_back(smp.at(i)["first_a_us"].num() - smp.at(i)["second_a_us"].num());
+        }
+        med_time("host.module_load_cost", d, "module_load median (first - second launch of a kernel of an unused module), fresh processes");
+    } else absent.push_back("module_load");
+    if (std::vector<J> hf = pool.maybe("host_func"); !hf.empty()) {
+        med_time("host.host_func_call_cost", pooled_nums(hf, [](const J& x) { return x["call"]["call_us"].nums(); }),
+                 "host_func median cudaLaunchHostFunc call on an idle stream");
+        med_time("gpu.host_func_latency", pooled_nums(hf, [](const J& x) { return x["chain"]["latency_us"].nums(); }),
+                 "host_func median (callback start - preceding kernel's end stamp), clocks aligned by ping-pong");
+        med_time("gpu.host_func_gap", pooled_nums(hf, [](const J& x) { return x["chain"]["gap_after_us"].nums(); }),
+                 "host_func median (next kernel's start stamp - callback end), clocks aligned by ping-pong");
+    } else absent.push_back("host_func");
+    if (std::vector<J> gr = pool.maybe("graphs"); !gr.empty()) {
+        std::vector<double> ni, ti, nl, tl, ng, tg;
+        std::vector<double> cg, cs;
+        double ncopies = 0;
+        for (const J& bench : gr) {
+            J pts = bench["kernels"]["points"];
+            for (size_t i = 0; i < pts.size(); ++i) {
+                J p = pts.at(i);
+                const double n = static_cast<double>(p["nodes"].integer());
+                for (double v : p["instantiate_us"].nums()) ni.push_back(n), ti.push_back(v);
+                for (double v : p["launch_call_us"].nums()) nl.push_back(n), tl.push_back(v);
+                for (double v : p["gpu_graph_us"].nums()) ng.push_back(n), tg.push_back(v);
+            }
+            J c = bench["copies"];
+            ncopies = static_cast<double>(c["n"].integer());
+            std::vector<double> a = c["gpu_graph_us"].nums(), z = c["gpu_stream_us"].nums();
+            cg.insert(cg.end(), a.begin(), a.end());
+            cs.insert(cs.end(), z.begin(), z.end());
+        }
+        const fit::Line li = pool.guard("graphs graph.instantiate_per_node", [&] { return fit::fit_line(ni, ti); });
+        b.time("graph.instantiate_per_node", li.slope, "graphs slope of cudaGraphInstantiate host time vs nodes (empty kernels)",
+               "linear least squares (Eigen QR), 10/100/1000 nodes", li.rms, li.n);
+        const fit::Line ll = pool.guard("graphs graph.launch_cost", [&] { return fit::fit_line(nl, tl); });
+        b.time("graph.launch_cost", ll.intercept, "graphs intercept of cudaGraphLaunch host time vs nodes", "linear least squares (Eigen QR)",
+               ll.rms, ll.n);
+        b.time("graph.launch_per_node", ll.slope, "graphs slope of cudaGraphLaunch host time vs nodes", "linear least squares (Eigen QR)",
+               ll.rms, ll.n);
+        const fit::Line lg = pool.guard("graphs graph.node_gap", [&] { return fit::fit_line(ng, tg); });
+        const double md = static_cast<double>(b.value_of("kernel.min_duration")) * 1e-6;
+        b.time("graph.node_gap", lg.slope - md,
+               "graphs slope of the GPU time of a graph of N empty kernels vs N (" + us_text(lg.slope) + " per node) minus kernel.min_duration",
+               "linear least squares (Eigen QR), 100/1000 nodes", lg.rms, lg.n);
+        const double extra = pool.guard("graphs graph.copy_node_extra", [&] {
+            if (ncopies <= 0) throw fit::FitError("no copy nodes");
+            return (fit::median(cg) - fit::median(cs)) / ncopies;
+        });
+        b.time("graph.copy_node_extra", extra, "graphs (median GPU time of " + fmtg(ncopies) +
+                                                   " 4 KiB H2D copy nodes - the same copies in a stream) / copies",
+               "difference of medians", fit::rms_about(cg, fit::median(cg)) / ncopies, cg.size() + cs.size());
+    } else absent.push_back("graphs");
+    if (std::vector<J> al = pool.maybe("alloc"); !al.empty()) {
+        auto pts_nums = [&](const char* group, const char* key) {
+            return pooled_nums(al, [&](const J& x) {
+                std::vector<double> v;
+                J pts = x[group]["points"];
+                for (size_t i = 0; i < pts.size(); ++i)
+                    if (!pts.at(i).has("skipped")) {
+                        std::vector<double> y = pts.at(i)[key].nums();
+                        v.insert(v.end(), y.begin(), y.end());
+                    }
+                return v;
+            });
+        };
+        med_time("host.malloc_cost", pts_nums("device", "malloc_us"), "alloc median cudaMalloc, 1 MiB..1 GiB");
+        med_time("host.free_cost", pts_nums("device", "free_us"), "alloc median cudaFree on an idle device, 1 MiB..1 GiB");
+        med_time("host.malloc_async_cost", pts_nums("async", "malloc_async_us"), "alloc median cudaMallocAsync from a warm pool");
+        auto bw_fit = [&](const char* key, const char* group, const char* field, const std::string& what) {
+            std::vector<double> x, y;
+            for (const J& bench : al) {
+                J pts = bench[group]["points"];
+                for (size_t i = 0; i < pts.size(); ++i) {
+                    J p = pts.at(i);
+                    if (p.has("skipped")) continue;
+                    for (double v : p[field].nums()) x.push_back(static_cast<double>(p["bytes"].bytes())), y.push_back(v);
+                }
+            }
+            const fit::Line l = pool.guard(std::string("alloc ") + key, [&] { return fit::fit_line(x, y); });
+            b.bandwidth(key, l.slope > 0 ? 1e6 / l.slope : -1, "alloc 1/slope of " + what + " host time vs bytes",
+                        "linear least squares (Eigen QR), 64 MiB..1 GiB", l.rms, l.n);
+        };
+        bw_fit("host.malloc_host_bandwidth", "host", "malloc_host_us", "cudaMallocHost");
+        bw_fit("host.free_host_bandwidth", "host", "free_host_us", "cudaFreeHost");
+        bw_fit("host.host_register_bandwidth", "register", "register_us", "cudaHostRegister");
+    } else absent.push_back("alloc");
+    if (std::vector<J> bs = pool.maybe("blocking_sync"); !bs.empty()) {
+        std::vector<double> w = pooled_nums(bs, [](const J& x) {
+            J c = x["child"];
+            std::vector<double> us = c["wakeup_us"].nums(), out;
+            J kind = c["kind"];
+            if (kind.size() != us.size()) kind.fail("differs in length from wakeup_us");
+            for (size_t i = 0; i < us.size(); ++i)
+                if (kind.at(i).str() == "stream") out.push_back(us[i]);
+            return out;
+        });
+        med_time("host.blocking_sync_wakeup", w,
+                 "blocking_sync median (stream sync return - 1 ms kernel's end stamp), cudaDeviceScheduleBlockingSync child process");
+    } else absent.push_back("blocking_sync");
+    if (std::vector<J> pc = pool.maybe("pageable_contention"); !pc.empty()) {
+        std::vector<double> ratios, all;
+        for (const J& bench : pc) {
+            J cases = bench["cases"];
+            for (size_t i = 0; i < cases.size(); ++i) {
+                std::vector<double> a = cases.at(i)["alone_us"].nums(), z = cases.at(i)["beside_pageable_us"].nums();
+                const double r = pool.guard("pageable_contention", [&] { return fit::median(z) / fit::median(a); });
+                ratios.push_back(r);
+                for (double v : z) all.push_back(v / fit::median(a));
+            }
+        }
+        const double f = pool.guard("pageable_contention copy.pageable_contention", [&] {
+            if (ratios.empty()) throw fit::FitError("no case");
+            double sum = 0;
+            for (double r : ratios) sum += r;
+            return sum / static_cast<double>(ratios.size());
+        });
+        b.add("copy.pageable_contention", fmtg(f, 4),
+              "pageable_contention mean over directions of median pinned 256 MiB copy time beside an opposite-direction pageable "
+              "copy / alone",
+              "ratio of medians", fmtg(fit::rms_about(all, f), 3), all.size());
+    } else absent.push_back("pageable_contention");
+    if (!absent.empty()) {
+        std::string t;
+        for (const auto& a : absent) t += (t.empty() ? "" : ", ") + a;
+        b.cal.checks.push_back("sections absent from the input (their parameters keep the base profile's entries): " + t);
+    }
 }
 
 // ---- launch and gaps --------------------------------------------------------------------------
@@ -737,6 +1035,8 @@ void run_fits(const Pool& pool, Builder& b) {
     fit_pageable(pool, b);
     fit_hbm(pool, b);
     fit_um(pool, b);
+    fit_duplex(pool, b);
+    fit_rules_sections(pool, b);
 }
 
 std::string one_line(std::string s) {

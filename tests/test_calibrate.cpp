@@ -313,3 +313,110 @@ TEST_CASE("calibrate: bad inputs exit 2 with one line") {
     CHECK(!fs::exists(dir / "g.yaml"));
     fs::remove_all(dir.parent_path());
 }
+
+TEST_CASE("calibrate: duplex factor, staging pool and copy efficiency from the committed sections") {
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({committed()});
+    // duplex: mean over the two directions of median(beside) / median(alone), recomputed here.
+    const hetsim::calib::MicrobenchFile file = committed();
+    const json& s = file.doc["benchmarks"]["duplex"]["samples"];
+    std::vector<double> ha, da, hb, db;
+    for (const auto& x : s) {
+        const std::string k = x["case"];
+        if (k == "h2d_alone") ha.push_back(x["h2d_end_us"]);
+        if (k == "d2h_alone") da.push_back(x["d2h_end_us"]);
+        if (k == "both") hb.push_back(x["h2d_end_us"]), db.push_back(x["d2h_end_us"]);
+    }
+    const double expect = 0.5 * (hetsim::fit::median(hb) / hetsim::fit::median(ha) + hetsim::fit::median(db) / hetsim::fit::median(da));
+    CHECK(value_of(c, "copy.duplex_factor") == Approx(expect).epsilon(1e-3));
+    CHECK(value_of(c, "copy.duplex_factor") == Approx(1.091).margin(0.0005));
+    // h2d_busy: 2 MiB returns while the stream is busy (235 us call vs 2.8 ms blocker), 4 MiB waits.
+    REQUIRE(c.find("host.staging_pool") != nullptr);
+    CHECK(c.find("host.staging_pool")->value == "2MiB");
+    CHECK(c.find("host.staging_pool")->source.find("calls wait from 4 MiB") != std::string::npos);
+    // Efficiency: a curve or "none", 64 KiB..8 MiB; either way the loader accepts it.
+    for (const char* k : {"copy.h2d.efficiency", "copy.d2h.efficiency"}) {
+        REQUIRE(c.find(k) != nullptr);
+        const std::string v = c.find(k)->value;
+        CHECK((v == "none" || v.rfind("64KiB:", 0) == 0));
+    }
+    // Sections of the new rules are absent: their parameters are not fitted (base entries stay).
+    for (const char* k : {"gpu.hw_queues", "gpu.launch_queue_depth", "host.module_load_cost", "host.host_func_call_cost",
+                          "graph.node_gap", "host.malloc_cost", "host.blocking_sync_wakeup", "copy.pageable_contention"})
+        CHECK(c.find(k) == nullptr);
+    CHECK(std::any_of(c.checks.begin(), c.checks.end(), [](const std::string& x) { return x.find("sections absent") != std::string::npos; }));
+}
+
+TEST_CASE("calibrate: copy efficiency is a curve when per-copy times depart from the line by more than 3%") {
+    hetsim::calib::MicrobenchFile f = committed();
+    // Slow every 64 KiB H2D batch down by 30%: the 64 KiB point leaves the 3% band.
+    for (auto& p : f.doc["benchmarks"]["copy_sweep"]["points"])
+        if (p["op"] == "h2d" && p["bytes"] == 65536)
+            for (auto& t : p["batch_gpu_us"]) t = t.get<double>() * 1.3;
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    const std::string v = c.find("copy.h2d.efficiency")->value;
+    INFO(v);
+    REQUIRE(v.rfind("64KiB:", 0) == 0);
+    const double eff64 = std::stod(v.substr(6, v.find(',') - 6));
+    CHECK(eff64 < 0.9);
+    CHECK(c.find("copy.d2h.efficiency")->value == hetsim::calib::calibrate({committed()}).find("copy.d2h.efficiency")->value);
+}
+
+TEST_CASE("calibrate: the hardware-fidelity sections on synthetic samples") {
+    hetsim::calib::MicrobenchFile f = committed();
+    json& b = f.doc["benchmarks"];
+    auto rep = [](double span) { return json{{"gpu_span_us", span}, {"host_us", span}, {"start_ns", json::array()}, {"end_ns", json::array()}}; };
+    b["hw_queues"] = {{"runs", json::array({{{"max_connections", "default"}, {"reps", {rep(5000), rep(5100), rep(4900)}}},
+                                            {{"max_connections", "1"}, {"reps", {rep(33000)}}},
+                                            {{"max_connections", "4"}, {"reps", {rep(9000)}}},
+                                            {{"max_connections", "8"}, {"reps", {rep(5050)}}},
+                                            {{"max_connections", "32"}, {"reps", {rep(2000)}}}})}};
+    b["launch_queue"] = {{"same_stream", {{"reps", {{{"first_blocking_index", 1021}}, {{"first_blocking_index", 1019}}, {{"first_blocking_index", 1023}}, {{"first_blocking_index", -1}}}}}}};
+    b["module_load"] = {{"samples", {{{"first_a_us", 100}, {"second_a_us", 30}}, {{"first_a_us", 90}, {"second_a_us", 30}}, {{"first_a_us", 80}, {"second_a_us", 30}}}}};
+    b["host_func"] = {{"call", {{"call_us", {3, 2, 4}}}}, {"chain", {{"latency_us", {20, 23, 25}}, {"gap_after_us", {18, 19, 30}}}}};
+    json pts = json::array();
+    for (int n : {10, 100, 1000}) {
+        json gg = json::array();
+        if (n >= 100) gg.push_back(0.7 * n + 2);
+        pts.push_back({{"nodes", n}, {"instantiate_us", {3.3 * n + 5}}, {"launch_call_us", {1.2 + 0.0015 * n}}, {"gpu_graph_us", gg}});
+    }
+    b["graphs"] = {{"kernels", {{"points", pts}}}, {"copies", {{"n", 100}, {"gpu_graph_us", {450}}, {"gpu_stream_us", {290}}}}};
+    auto sizes = [](const char* key, double bps) {
+        json p = json::array();
+        for (double bytes : {67108864.0, 268435456.0, 1073741824.0}) p.push_back({{"bytes", int64_t(bytes)}, {key, {bytes / bps * 1e6}}});
+        return p;
+    };
+    json host = sizes("malloc_host_us", 2e9);
+    json fh = sizes("free_host_us", 6e9);
+    for (size_t i = 0; i < host.size(); ++i) host[i]["free_host_us"] = fh[i]["free_host_us"];
+    b["alloc"] = {{"device", {{"points", {{{"bytes", 1048576}, {"malloc_us", {400, 410, 390}}, {"free_us", {1300, 1200, 1400}}},
+                                         {{"bytes", 268435456}, {"skipped", "not enough free device memory"}}}}}},
+                  {"host", {{"points", host}}},
+                  {"register", {{"points", sizes("register_us", 18e9)}}},
+                  {"async", {{"points", {{{"bytes", 1048576}, {"malloc_async_us", {1.0, 1.2, 0.8}}}}}}}};
+    b["blocking_sync"] = {{"child", {{"kind", {"stream", "event_blocking", "event_spin", "stream", "event_blocking", "event_spin", "stream"}},
+                                     {"wakeup_us", {100, 120, 13, 90, 110, 12, 110}}}}};
+    b["pageable_contention"] = {{"cases", {{{"pinned", "h2d"}, {"alone_us", {5000}}, {"beside_pageable_us", {10000}}},
+                                           {{"pinned", "d2h"}, {"alone_us", {5000}}, {"beside_pageable_us", {9000}}}}}};
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(c.find("gpu.hw_queues")->value == "8");
+    CHECK(c.find("gpu.launch_queue_depth")->value == "1021");
+    CHECK(value_of(c, "host.module_load_cost") == Approx(60e6));  // ps
+    CHECK(value_of(c, "host.host_func_call_cost") == Approx(3e6));
+    CHECK(value_of(c, "gpu.host_func_latency") == Approx(23e6));
+    CHECK(value_of(c, "gpu.host_func_gap") == Approx(19e6));
+    CHECK(value_of(c, "graph.instantiate_per_node") == Approx(3.3e6).epsilon(1e-6));
+    CHECK(value_of(c, "graph.launch_cost") == Approx(1.2e6).epsilon(1e-6));
+    CHECK(value_of(c, "graph.launch_per_node") == Approx(1.5e3).epsilon(1e-3));
+    CHECK(value_of(c, "graph.node_gap") == Approx(0.7e6 - value_of(c, "kernel.min_duration")).margin(1));
+    CHECK(value_of(c, "graph.copy_node_extra") == Approx(1.6e6));
+    CHECK(value_of(c, "host.malloc_cost") == Approx(400e6));
+    CHECK(value_of(c, "host.free_cost") == Approx(1300e6));
+    CHECK(value_of(c, "host.malloc_async_cost") == Approx(1e6));
+    CHECK(c.find("host.malloc_host_bandwidth")->value == "2GB/s");
+    CHECK(c.find("host.free_host_bandwidth")->value == "6GB/s");
+    CHECK(c.find("host.host_register_bandwidth")->value == "18GB/s");
+    CHECK(value_of(c, "host.blocking_sync_wakeup") == Approx(100e6));
+    CHECK(value_of(c, "copy.pageable_contention") == Approx(1.9));
+    CHECK(c.find("gpu.hw_queues")->source.rfind("fit: hw_queues", 0) == 0);
+    CHECK(std::none_of(c.checks.begin(), c.checks.end(), [](const std::string& x) { return x.find("sections absent") != std::string::npos; }));
+}
