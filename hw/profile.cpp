@@ -158,7 +158,7 @@ const std::vector<ParamDecl>& param_decls() {
                  curve("copy.d2h.efficiency", &P::d2h_eff, "pinned D2H efficiency by size (none, or size:fraction, ...)"),
                  real("copy.duplex_factor", &P::duplex_factor, "H2D and D2H copies at once each take this x longer"),
                  real("copy.pageable_contention", &P::pageable_contention,
-                      "a pinned copy beside an opposite-direction pageable copy takes this x longer"),
+                      "a pinned H2D copy beside a pageable D2H copy takes this x longer"),
                  sz0("host.staging_pool", &P::staging_pool, "pinned bounce-buffer pool of pageable H2D copies"),
                  bw("host.pageable_h2d_warm_bandwidth", &P::pageable_h2d_warm_bw,
                     "staging speed of a pageable H2D whose source is still in the CPU caches"),

@@ -547,6 +547,48 @@ void fit_pageable(const Pool& pool, Builder& b) {
     } else if (first_wait) {
         b.cal.checks.push_back("pageable_sweep h2d_busy: even the smallest size waits for the busy stream; host.staging_pool keeps the base value");
     }
+    // host.pageable_h2d_warm_bandwidth: the median staging speed of a source copied again at once
+    // (h2d_warm) at 1-8 MiB; host.staging_cache: the largest warm size still staging at least
+    // halfway between the cold and the warm speed, when a larger one falls below it.
+    std::map<uint64_t, double> warm_rate;  // bytes -> bytes per second (median call per size)
+    std::vector<double> mid_rates, mid_bytes, mid_us;
+    mode_points("h2d_warm", [&](const J& p) {
+        std::vector<double> call = p["call_us"].nums();
+        if (call.empty()) return;
+        const uint64_t bytes = p["bytes"].bytes();
+        const double rate = static_cast<double>(bytes) / (fit::median(call) * 1e-6);
+        warm_rate[bytes] = warm_rate.count(bytes) ? 0.5 * (warm_rate[bytes] + rate) : rate;
+        if (bytes >= MiB && bytes <= 8 * MiB)
+            for (double t : call) {
+                mid_rates.push_back(static_cast<double>(bytes) / (t * 1e-6));
+                mid_bytes.push_back(static_cast<double>(bytes));
+                mid_us.push_back(t);
+            }
+    });
+    if (mid_rates.size() >= 2) {
+        const double warm = fit::median(mid_rates);
+        double sq = 0;  // residual of the call times against bytes / warm
+        for (size_t k = 0; k < mid_us.size(); ++k) sq += std::pow(mid_us[k] - mid_bytes[k] / warm * 1e6, 2);
+        b.bandwidth("host.pageable_h2d_warm_bandwidth", warm,
+                    "pageable_sweep bytes / call time of h2d_warm (the same source each time), 1-8 MiB",
+                    "median of per-call rates", std::sqrt(sq / static_cast<double>(mid_us.size())), mid_rates.size());
+        const double cold = static_cast<double>(b.value_of("host.pageable_h2d_bandwidth"));
+        const double half = 0.5 * (warm + cold);
+        uint64_t last_warm = 0, first_cold = 0;
+        for (const auto& [bytes, rate] : warm_rate) {
+            if (bytes < MiB) continue;
+            if (rate >= half && !first_cold) last_warm = bytes;
+            else if (rate < half && !first_cold) first_cold = bytes;
+        }
+        if (last_warm && first_cold)
+            b.add("host.staging_cache", format_size_literal(last_warm),
+                  "pageable_sweep h2d_warm: largest size staging at >= (warm + cold) / 2 = " + bw_text(half) + ", " +
+                      size_text(first_cold) + " stages at " + bw_text(warm_rate[first_cold]),
+                  "threshold on the median rate per size", "", warm_rate.size());
+        else
+            b.cal.checks.push_back("pageable_sweep h2d_warm: no size >= 1 MiB falls below (warm + cold) / 2 after a warm one; "
+                                   "host.staging_cache keeps the base value");
+    }
 }
 
 // ---- copy.duplex_factor (duplex) -----------------------------------------------------------------
@@ -740,18 +782,24 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
             std::vector<double> us = c["wakeup_us"].nums(), out;
             J kind = c["kind"];
             if (kind.size() != us.size()) kind.fail("differs in length from wakeup_us");
-            for (size_t i = 0; i < us.size(); ++i)
+            // Steady state: the second half of the samples (the first wake-ups of a process are
+            // several times slower; a program past its warm-up sees the later ones).
+            for (size_t i = us.size() / 2; i < us.size(); ++i)
                 if (kind.at(i).str() == "stream") out.push_back(us[i]);
             return out;
         });
         med_time("host.blocking_sync_wakeup", w,
-                 "blocking_sync median (stream sync return - 1 ms kernel's end stamp), cudaDeviceScheduleBlockingSync child process");
+                 "blocking_sync median (stream sync return - 1 ms kernel's end stamp) over the second half of the samples "
+                 "(steady state), cudaDeviceScheduleBlockingSync child process");
     } else absent.push_back("blocking_sync");
     if (std::vector<J> pc = pool.maybe("pageable_contention"); !pc.empty()) {
         std::vector<double> ratios, all;
         for (const J& bench : pc) {
             J cases = bench["cases"];
             for (size_t i = 0; i < cases.size(); ++i) {
+                // The model slows a pinned H2D beside a pageable D2H (the host drains the D2H
+                // bounce buffers from the memory the H2D reads); the reverse case is a check.
+                if (cases.at(i)["pinned"].str() != "h2d") continue;
                 std::vector<double> a = cases.at(i)["alone_us"].nums(), z = cases.at(i)["beside_pageable_us"].nums();
                 const double r = pool.guard("pageable_contention", [&] { return fit::median(z) / fit::median(a); });
                 ratios.push_back(r);
@@ -765,8 +813,7 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
             return sum / static_cast<double>(ratios.size());
         });
         b.add("copy.pageable_contention", fmtg(f, 4),
-              "pageable_contention mean over directions of median pinned 256 MiB copy time beside an opposite-direction pageable "
-              "copy / alone",
+              "pageable_contention median pinned 256 MiB H2D time beside a pageable D2H / alone (mean over inputs)",
               "ratio of medians", fmtg(fit::rms_about(all, f), 3), all.size());
     } else absent.push_back("pageable_contention");
     if (!absent.empty()) {

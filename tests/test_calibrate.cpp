@@ -27,6 +27,10 @@ using nlohmann::json;
 namespace {
 
 const char* kData = "validation/measurements/h200/2026-11-30a/microbench.json";
+// The microbenchmark files the shipped h200.yaml is fitted from (two machine starts).
+const char* const kProfileInputs[] = {"validation/measurements/h200/2026-11-30a/microbench.json",
+                                      "validation/measurements/h200/2026-11-30c/microbench.json",
+                                      "validation/measurements/h200/2026-11-30d/microbench.json"};
 const fs::path kSource = HETSIM_SOURCE_DIR;
 
 hetsim::calib::MicrobenchFile committed() {
@@ -227,19 +231,23 @@ TEST_CASE("calibrate: hetsim calibrate reproduces the committed h200.yaml from t
     // so that the committed profile is not touched.
     fs::path dir = scratch_dir("reproduce");
     fs::create_directories(dir / "hw/profiles");
-    fs::create_directories((dir / kData).parent_path());
-    fs::copy_file(kSource / kData, dir / kData);
+    std::string inputs;
+    for (const char* data : kProfileInputs) {
+        fs::create_directories((dir / data).parent_path());
+        fs::copy_file(kSource / data, dir / data);
+        inputs += std::string(data) + " ";
+    }
     fs::copy_file(kSource / "hw/profiles/h200.yaml", dir / "hw/profiles/h200.yaml");
-    const std::string cmd = "cd '" + dir.string() + "' && '" HETSIM_CLI_PATH "' calibrate " + kData +
-                            " --base hw/profiles/h200.yaml -o hw/profiles/h200.yaml >stdout.txt 2>stderr.txt";
+    const std::string cmd = "cd '" + dir.string() + "' && '" HETSIM_CLI_PATH "' calibrate " + inputs +
+                            "--base hw/profiles/h200.yaml -o hw/profiles/h200.yaml >stdout.txt 2>stderr.txt";
     const int status = std::system(cmd.c_str());
     REQUIRE(WIFEXITED(status));
     INFO(slurp(dir / "stderr.txt"));
     REQUIRE(WEXITSTATUS(status) == 0);
     const std::string committed_text = slurp(kSource / "hw/profiles/h200.yaml");
     const std::string regenerated = slurp(dir / "hw/profiles/h200.yaml");
-    CHECK(committed_text.find("#   hetsim calibrate validation/measurements/h200/2026-11-30a/microbench.json --base "
-                              "hw/profiles/h200.yaml -o hw/profiles/h200.yaml\n") != std::string::npos);
+    CHECK(committed_text.find("#   hetsim calibrate " + inputs + "--base hw/profiles/h200.yaml -o hw/profiles/h200.yaml\n") !=
+          std::string::npos);
     CHECK(regenerated == committed_text);
     const std::string table = slurp(dir / "stdout.txt");
     CHECK(table.rfind("parameter", 0) == 0);
@@ -394,7 +402,7 @@ TEST_CASE("calibrate: the hardware-fidelity sections on synthetic samples") {
                   {"register", {{"points", sizes("register_us", 18e9)}}},
                   {"async", {{"points", {{{"bytes", 1048576}, {"malloc_async_us", {1.0, 1.2, 0.8}}}}}}}};
     b["blocking_sync"] = {{"child", {{"kind", {"stream", "event_blocking", "event_spin", "stream", "event_blocking", "event_spin", "stream"}},
-                                     {"wakeup_us", {100, 120, 13, 90, 110, 12, 110}}}}};
+                                     {"wakeup_us", {400, 120, 13, 95, 110, 12, 110}}}}};  // the first (400) is warm-up
     b["pageable_contention"] = {{"cases", {{{"pinned", "h2d"}, {"alone_us", {5000}}, {"beside_pageable_us", {10000}}},
                                            {{"pinned", "d2h"}, {"alone_us", {5000}}, {"beside_pageable_us", {9000}}}}}};
     const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
@@ -415,8 +423,28 @@ TEST_CASE("calibrate: the hardware-fidelity sections on synthetic samples") {
     CHECK(c.find("host.malloc_host_bandwidth")->value == "2GB/s");
     CHECK(c.find("host.free_host_bandwidth")->value == "6GB/s");
     CHECK(c.find("host.host_register_bandwidth")->value == "18GB/s");
-    CHECK(value_of(c, "host.blocking_sync_wakeup") == Approx(100e6));
-    CHECK(value_of(c, "copy.pageable_contention") == Approx(1.9));
+    CHECK(value_of(c, "host.blocking_sync_wakeup") == Approx(102.5e6));  // median of 95 and 110, the second half
+    CHECK(value_of(c, "copy.pageable_contention") == Approx(2.0));  // the pinned-H2D case only: 10000 / 5000
     CHECK(c.find("gpu.hw_queues")->source.rfind("fit: hw_queues", 0) == 0);
     CHECK(std::none_of(c.checks.begin(), c.checks.end(), [](const std::string& x) { return x.find("sections absent") != std::string::npos; }));
+}
+
+TEST_CASE("calibrate: warm pageable staging speed and the host cache size from h2d_warm") {
+    hetsim::calib::MicrobenchFile f = committed();
+    json& pts = f.doc["benchmarks"]["pageable_sweep"]["points"];
+    json kept = json::array();
+    for (const auto& p : pts)
+        if (p["mode"] != "h2d_warm") kept.push_back(p);
+    // 20 GB/s up to 32 MiB, 7 GB/s from 64 MiB (the committed cold speed is about 7.4 GB/s, so
+    // the halfway threshold is about 13.7 GB/s).
+    for (int mib : {1, 2, 4, 8, 16, 32, 64, 128}) {
+        const double bytes = mib * 1048576.0, rate = mib <= 32 ? 20e9 : 7e9;
+        const double us = bytes / rate * 1e6;
+        kept.push_back({{"mode", "h2d_warm"}, {"bytes", int64_t(bytes)}, {"call_us", {us, us, us}}, {"total_us", {us, us, us}},
+                        {"gpu_us", {us, us, us}}});
+    }
+    pts = kept;
+    hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "host.pageable_h2d_warm_bandwidth") == Approx(20e9).epsilon(1e-6));
+    CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
 }

@@ -78,7 +78,7 @@ threads:
     check_gpu(off, "up", Time{}, us(1000));
 }
 
-TEST_CASE("rule 1: a pinned copy beside a pageable copy of the other direction slows more", "[engine][rules]") {
+TEST_CASE("rule 1: a pinned H2D beside a pageable D2H slows more; the reverse does not", "[engine][rules]") {
     Sim s = run_with(R"(  rules.duplex: on
   copy.duplex_factor: 2
   copy.pageable_contention: 3
@@ -104,6 +104,29 @@ threads:
     // picosecond), the remaining 833.333334 us at full speed end it at 1333.333334 us.
     check_gpu(s, "down", Time{}, us(500));
     check_gpu(s, "up", Time{}, ps(1'333'333'334));
+    // The other way round a pinned D2H is not slowed; the pageable H2D beside it pays duplex.
+    Sim rev = run_with(R"(  rules.duplex: on
+  copy.duplex_factor: 2
+  copy.pageable_contention: 3
+  copy.h2d.bandwidth: 1GB/s
+  copy.d2h.bandwidth: 1GB/s
+  host.pageable_h2d_bandwidth: 1GB/s
+  host.staging_chunk: 1KB
+)",
+                       R"(streams: [a, b]
+threads:
+  main:
+    - memcpy_async: down
+      direction: d2h
+      bytes: 1MB
+      stream: a
+    - memcpy_async: up
+      direction: h2d
+      memory: pageable
+      bytes: 250KB
+      stream: b
+)");
+    check_gpu(rev, "down", Time{}, us(1000));
 }
 
 TEST_CASE("rule 1: copies of one direction queue across streams unless copy_fifo is off", "[engine][rules]") {

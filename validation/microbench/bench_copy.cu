@@ -173,7 +173,7 @@ void bench_pageable_sweep(Ctx& c, json& out) {
          {{"h2d_idle", "idle stream; event; t0; cudaMemcpyAsync; t1; event; cudaStreamSynchronize; t2; source "
                        "rotates through the host buffer (cache-cold)"},
           {"d2h_idle", "same, device to pageable host"},
-          {"h2d_warm", "h2d_idle from the same source each time (cache-warm), sizes <= 16 MiB"},
+          {"h2d_warm", "h2d_idle from the same source each time (cache-warm), sizes <= 128 MiB and 24/48/96 MiB"},
           {"h2d_busy", "a blocker kernel of blocker_us queued first; call_us ~ staging if the call does not "
                        "wait, ~ blocker_us if it blocks behind the DMA"},
           {"d2h_busy", "same for D2H, a few sizes"}}},
@@ -223,8 +223,15 @@ void bench_pageable_sweep(Ctx& c, json& out) {
     };
     for (size_t b : sizes) run_mode("h2d_idle", b);
     for (size_t b : sizes) run_mode("d2h_idle", b);
+    // Warm sources up to 128 MiB (and 24, 48, 96 MiB between the powers of two): where the
+    // CPU caches stop holding the source (host.staging_cache).
+    std::vector<size_t> warm_sizes;
     for (size_t b : sizes)
-        if (b <= 16 * MiB) run_mode("h2d_warm", b);
+        if (b <= 128 * MiB) warm_sizes.push_back(b);
+    for (size_t b : {24 * MiB, 48 * MiB, 96 * MiB})
+        if (b <= max_b) warm_sizes.push_back(b);
+    std::sort(warm_sizes.begin(), warm_sizes.end());
+    for (size_t b : warm_sizes) run_mode("h2d_warm", b);
     for (size_t b : sizes) run_mode("h2d_busy", b);
     for (size_t b : {64 * KiB, 1 * MiB, 16 * MiB})
         if (b <= max_b) run_mode("d2h_busy", b);
