@@ -139,6 +139,20 @@ private:
     };
     std::unordered_map<size_t, OpTemplate> templates_;
     uint32_t emit_interned(Op op, uint32_t name_id, uint32_t loc_id, const YAML::Node& where);
+    // Compiled array indices (resolve): postfix code per node, see fast_index.
+    struct IndexCode {
+        enum Kind : uint8_t { kConst, kVar, kOp };
+        struct Ins {
+            Kind kind;
+            int64_t value;     // constant, or the operator character
+            std::string name;  // loop variable
+        };
+        std::string text;  // the index text the code was compiled from
+        std::vector<Ins> prog;
+        bool ok = true;
+    };
+    mutable std::unordered_map<size_t, IndexCode> index_code_;
+    bool fast_index(const YAML::Node& n, const std::string& index, Value& out) const;
     const YAML::Node undefined_{YAML::NodeType::Undefined};
     uint64_t iterations_ = 0;  // loop iterations so far, capped by max_ops like the ops
 };

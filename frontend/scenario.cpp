@@ -569,6 +569,106 @@ std::vector<std::string> keys_of(const Map& m) {
 }
 }  // namespace
 
+// Array indices inside loops (`s[c % n]`) are evaluated once per iteration: the common form,
+// whole numbers, loop variables, plain-number params, + - * / % and parentheses, is compiled once
+// per node into postfix code. Anything else, and any error, takes the general evaluator, which
+// gives the same value and the canonical message.
+bool Lowerer::fast_index(const YAML::Node& n, const std::string& index, Value& out) const {
+    if (n.Mark().pos < 0) return false;
+    auto [it, fresh] = index_code_.try_emplace(static_cast<size_t>(n.Mark().pos));
+    IndexCode& code = it->second;
+    if (fresh) {
+        code.text = index;
+        std::vector<char> ops;  // operator stack: + - * / % (
+        auto prec = [](char c) { return c == '+' || c == '-' ? 1 : c == '(' ? 0 : 2; };
+        bool expect_operand = true;
+        for (size_t i = 0; i < index.size() && code.ok;) {
+            char c = index[i];
+            if (c == ' ') {
+                ++i;
+            } else if (std::isdigit(static_cast<unsigned char>(c)) && expect_operand) {
+                int64_t v = 0;
+                while (i < index.size() && std::isdigit(static_cast<unsigned char>(index[i]))) {
+                    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, index[i] - '0', &v)) code.ok = false;
+                    ++i;
+                }
+                if (i < index.size() && (std::isalpha(static_cast<unsigned char>(index[i])) || index[i] == '.')) code.ok = false;
+                code.prog.push_back({IndexCode::kConst, v, {}});
+                expect_operand = false;
+            } else if ((std::isalpha(static_cast<unsigned char>(c)) || c == '_') && expect_operand) {
+                size_t j = i;
+                while (j < index.size() && (std::isalnum(static_cast<unsigned char>(index[j])) || index[j] == '_')) ++j;
+                std::string id = index.substr(i, j - i);
+                i = j;
+                bool is_loop = false;
+                for (const auto& lv : loop_vars_) is_loop = is_loop || lv.first == id;
+                if (is_loop) {
+                    code.prog.push_back({IndexCode::kVar, 0, id});
+                } else if (auto p = params_.find(id); p != params_.end() && id != "true" && id != "false") {
+                    Value pv = param_value(loc_of(n, file_), id, p->second);
+                    // Inlined only when fixed (a param that names a loop variable is not cached).
+                    if (pv.dim != Dim::None || !pv.integral || !param_values_.count(id)) code.ok = false;
+                    code.prog.push_back({IndexCode::kConst, pv.i, {}});
+                } else {
+                    code.ok = false;
+                }
+                expect_operand = false;
+            } else if (c == '(' && expect_operand) {
+                ops.push_back(c);
+                ++i;
+            } else if (c == ')' && !expect_operand) {
+                while (!ops.empty() && ops.back() != '(') code.prog.push_back({IndexCode::kOp, ops.back(), {}}), ops.pop_back();
+                if (ops.empty()) code.ok = false;
+                else ops.pop_back();
+                ++i;
+            } else if ((c == '+' || c == '-' || c == '*' || c == '/' || c == '%') && !expect_operand) {
+                while (!ops.empty() && ops.back() != '(' && prec(ops.back()) >= prec(c))
+                    code.prog.push_back({IndexCode::kOp, ops.back(), {}}), ops.pop_back();
+                ops.push_back(c);
+                expect_operand = true;
+                ++i;
+            } else {
+                code.ok = false;
+            }
+        }
+        if (expect_operand) code.ok = false;
+        while (code.ok && !ops.empty()) {
+            if (ops.back() == '(') code.ok = false;
+            code.prog.push_back({IndexCode::kOp, ops.back(), {}});
+            ops.pop_back();
+        }
+        if (code.prog.size() > 64) code.ok = false;
+    }
+    if (!code.ok || code.text != index) return false;
+    int64_t st[64];
+    size_t sp = 0;
+    for (const auto& ins : code.prog) {
+        if (ins.kind == IndexCode::kConst) {
+            st[sp++] = ins.value;
+        } else if (ins.kind == IndexCode::kVar) {
+            bool found = false;
+            for (auto lv = loop_vars_.rbegin(); lv != loop_vars_.rend() && !found; ++lv)
+                if (lv->first == ins.name) st[sp++] = lv->second, found = true;
+            if (!found) return false;
+            loop_var_used_ = true;
+        } else {
+            if (sp < 2) return false;
+            int64_t b = st[--sp], a = st[sp - 1], r = 0;
+            switch (static_cast<char>(ins.value)) {
+                case '+': if (__builtin_add_overflow(a, b, &r)) return false; break;
+                case '-': if (__builtin_sub_overflow(a, b, &r)) return false; break;
+                case '*': if (__builtin_mul_overflow(a, b, &r)) return false; break;
+                case '/': if (b == 0 || (a == INT64_MIN && b == -1)) return false; r = a / b; break;
+                case '%': if (b == 0 || (a == INT64_MIN && b == -1)) return false; r = a % b; break;
+            }
+            st[sp - 1] = r;
+        }
+    }
+    if (sp != 1) return false;
+    out = Value::integer(st[0]);
+    return true;
+}
+
 int32_t Lowerer::resolve(const YAML::Node& n, const std::string& text, const std::unordered_map<std::string, NamedDecl>& decls,
                          const char* what) const {
     auto [name, index] = split_index(text);
@@ -591,11 +691,14 @@ int32_t Lowerer::resolve(const YAML::Node& n, const std::string& text, const std
         return static_cast<int32_t>(d.first);
     }
     if (d.count == 1) fail_at(n, std::string(what) + " '" + name + "' is not an array; drop the index");
-    // The index's column: after the '[' when the text is the node's own (no ${} substituted).
-    int col = text == n.Scalar() ? text_column(n, text) : 0;
     bool outer = loop_var_used_;
     loop_var_used_ = false;
-    Value v = eval_at(loc_of(n, file_), col > 0 ? col + static_cast<int>(text.find('[')) + 1 : 0, index);
+    Value v;
+    if (!fast_index(n, index, v)) {
+        // The index's column: after the '[' when the text is the node's own (no ${} substituted).
+        int col = text == n.Scalar() ? text_column(n, text) : 0;
+        v = eval_at(loc_of(n, file_), col > 0 ? col + static_cast<int>(text.find('[')) + 1 : 0, index);
+    }
     if (loop_var_used_) dyn_nodes_.push_back(static_cast<size_t>(n.Mark().pos));
     loop_var_used_ = outer || loop_var_used_;
     if (v.dim != Dim::None || !v.integral) fail_at(n, std::string(what) + " index must be a whole number in '" + text + "'");

@@ -16,7 +16,7 @@ using Ivs = std::vector<Iv>;
 // Sorted, disjoint, non-empty intervals; touching intervals are merged.
 Ivs normalize(Ivs v) {
     std::erase_if(v, [](const Iv& iv) { return iv.second <= iv.first; });
-    std::sort(v.begin(), v.end());
+    if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());  // lanes are mostly in time order
     Ivs out;
     for (const Iv& iv : v) {
         if (!out.empty() && iv.first <= out.back().second)
@@ -25,6 +25,23 @@ Ivs normalize(Ivs v) {
             out.push_back(iv);
     }
     return out;
+}
+
+// Appends normalized `b` to normalized `a` and normalizes the result (a linear merge).
+void merge_into(Ivs& a, const Ivs& b) {
+    if (b.empty()) return;
+    size_t mid = a.size();
+    a.insert(a.end(), b.begin(), b.end());
+    std::inplace_merge(a.begin(), a.begin() + static_cast<long>(mid), a.end());
+    Ivs out;
+    out.reserve(a.size());
+    for (const Iv& iv : a) {
+        if (!out.empty() && iv.first <= out.back().second)
+            out.back().second = std::max(out.back().second, iv.second);
+        else
+            out.push_back(iv);
+    }
+    a = std::move(out);
 }
 
 int64_t length(const Ivs& v) {
@@ -205,30 +222,25 @@ Analysis analyze(const Program& p, const Timeline& t) {
 
     // Union per category over all lanes (streams repeat engine work, which a union absorbs),
     // then, per category, the union of every other category.
+    for (auto& [key, l] : lanes)
+        for (int c = 0; c < kCats; ++c) l.raw[c] = normalize(std::move(l.raw[c]));
     Ivs cat_union[kCats];
     for (auto& [key, l] : lanes)
-        for (int c = 0; c < kCats; ++c)
-            cat_union[c].insert(cat_union[c].end(), l.raw[c].begin(), l.raw[c].end());
-    for (Ivs& u : cat_union) u = normalize(std::move(u));
+        for (int c = 0; c < kCats; ++c) merge_into(cat_union[c], l.raw[c]);
     Ivs others[kCats];
-    for (int c = 0; c < kCats; ++c) {
-        Ivs o;
+    for (int c = 0; c < kCats; ++c)
         for (int d = 0; d < kCats; ++d)
-            if (d != c) o.insert(o.end(), cat_union[d].begin(), cat_union[d].end());
-        others[c] = normalize(std::move(o));
-    }
+            if (d != c) merge_into(others[c], cat_union[d]);
 
     for (auto& [key, l] : lanes) {
         Resource res{l.name, l.kind, {}, 0, {}};
         Ivs all, hidden;
         for (int c = 0; c < kCats; ++c) {
-            Ivs mine = normalize(l.raw[c]);
-            Ivs h = intersect(mine, others[c]);
-            all.insert(all.end(), mine.begin(), mine.end());
-            hidden.insert(hidden.end(), h.begin(), h.end());
+            merge_into(all, l.raw[c]);
+            merge_into(hidden, intersect(l.raw[c], others[c]));
         }
-        res.busy = Time::ps(length(normalize(std::move(all))));
-        res.hidden = Time::ps(length(normalize(std::move(hidden))));
+        res.busy = Time::ps(length(all));
+        res.hidden = Time::ps(length(hidden));
         res.utilization = ratio(res.busy, t.end_to_end);
         a.resources.push_back(std::move(res));
     }

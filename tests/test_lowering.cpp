@@ -112,3 +112,50 @@ threads:
     CHECK(p.streams[p.ops[p.threads[0].ops[1]].stream].name == "per_thread:a");
     CHECK(p.streams[p.ops[p.threads[1].ops[1]].stream].name == "per_thread:b");
 }
+
+TEST_CASE("lowering: compiled array indices agree with the general evaluator", "[lowering]") {
+    // Indices the fast path compiles (whole numbers, loop variables, params, + - * / % and
+    // parentheses) and ones it leaves to the general evaluator (a param naming a loop variable,
+    // a comparison, unary minus); every op must land on the stream the expression names.
+    Scenario sc = load_scenario_text(R"(
+params: {n: 4, two: 2, shift: i + 1}
+streams: {s: {count: 8}}
+threads:
+  main:
+    - repeat: 12
+      do:
+        - kernel: a
+          stream: s[(i * 3 + 1) % n]
+          duration: 1us
+        - kernel: b
+          stream: s[7 - i % (n + two)]
+          duration: 1us
+        - kernel: c
+          stream: s[shift % 8]
+          duration: 1us
+        - kernel: d
+          stream: s[(i > 5) + -1 + 1]
+          duration: 1us
+)",
+                                     "lowering_test.yaml");
+    const Program& p = sc.program;
+    for (int i = 0; i < 12; ++i) {
+        auto stream_of = [&](const char* k) { return p.streams[p.ops[op_index(p, indexed(k, i))].stream].name; };
+        CHECK(stream_of("a") == indexed("s", (i * 3 + 1) % 4));
+        CHECK(stream_of("b") == indexed("s", 7 - i % 6));
+        CHECK(stream_of("c") == indexed("s", (i + 1) % 8));
+        CHECK(stream_of("d") == indexed("s", i > 5 ? 1 : 0));
+    }
+    CHECK_THROWS_WITH(load_scenario_text(R"(
+streams: {s: {count: 3}}
+threads:
+  main:
+    - repeat: 3
+      do:
+        - kernel: k
+          stream: s[2 / (1 - i)]
+          duration: 1us
+)",
+                                         "lowering_test.yaml"),
+                      Catch::Contains("division by zero"));
+}
