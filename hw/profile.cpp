@@ -187,6 +187,12 @@ const std::vector<ParamDecl>& param_decls() {
                  bw("host.free_host_bandwidth", &P::free_host_bw, "cudaFreeHost: bytes unpinned per second"),
                  bw("host.host_register_bandwidth", &P::host_register_bw, "cudaHostRegister: bytes pinned per second"),
                  sz("um.block_size", &P::um_block, "managed-memory residency tracking granularity"),
+                 [] {
+                     ParamDecl d{"um.prefetch_host_block", Dim::None, false,
+                                 "part (0..1) of its transfer a prefetch to the device holds the calling host thread"};
+                     d.real = &P::um_prefetch_host_block;
+                     return d;
+                 }(),
                  rule("rules.copy_efficiency", &P::Rules::copy_efficiency, "size-dependent pinned copy efficiency"),
                  rule("rules.duplex", &P::Rules::duplex, "H2D beside D2H slow each other (copy.duplex_factor, copy.pageable_contention)"),
                  rule("rules.copy_fifo", &P::Rules::copy_fifo, "one copy at a time per direction, FIFO across streams"),

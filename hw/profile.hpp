@@ -66,6 +66,7 @@ struct HwProfile {
     Time malloc_cost, free_cost, malloc_async_cost;
     uint64_t malloc_host_bw = 0, free_host_bw = 0, host_register_bw = 0;
     uint64_t um_block = 2 << 20;      // managed-memory tracking granularity
+    double um_prefetch_host_block = 0;  // a prefetch to the device holds the host for this part of its transfer
 
     struct Rules {
         bool copy_efficiency = true, duplex = true, copy_fifo = true, pageable_staging = true, staging_pool = true,

@@ -1070,6 +1070,25 @@ void fit_um(const Pool& pool, Builder& b) {
     const double m = pool.guard("um host.prefetch_call_cost", [&] { return fit::median(pf_calls); });
     b.time("host.prefetch_call_cost", m, "um median call time of 2 MiB prefetches, both directions, every buffer size",
            "median", fit::rms_about(pf_calls, m), pf_calls.size());
+    // um.prefetch_host_block: host time of a large prefetch to the device / its GPU time.
+    std::vector<double> ratios;
+    for (const J& bench : pool.maybe("um_blocks")) {
+        if (!bench.has("prefetch_blocking")) continue;
+        J pts = bench["prefetch_blocking"]["points"];
+        for (size_t i = 0; i < pts.size(); ++i) {
+            std::vector<double> call = pts.at(i)["call_us"].nums(), gpu = pts.at(i)["gpu_us"].nums();
+            if (call.size() != gpu.size()) pts.at(i)["call_us"].fail("differs in length from gpu_us");
+            for (size_t k = 0; k < call.size(); ++k)
+                if (gpu[k] > 0) ratios.push_back(std::min(1.0, call[k] / gpu[k]));
+        }
+    }
+    if (!ratios.empty()) {
+        const double r = fit::median(ratios);
+        b.add("um.prefetch_host_block", fmtg(r, 3),
+              "um_blocks prefetch_blocking median (host time of cudaMemPrefetchAsync to the device / its GPU time), "
+              "256 MiB and 1 GiB, host-resident buffer",
+              "median of per-call ratios, capped at 1", fmtg(fit::rms_about(ratios, r), 3), ratios.size());
+    }
 }
 
 void run_fits(const Pool& pool, Builder& b) {

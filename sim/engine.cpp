@@ -206,7 +206,19 @@ private:
             case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + module_load(op.name));
             case OpKind::EventRecord: return async_call(t, i, hw_.event_record_cost);
             case OpKind::StreamWaitEvent: return async_call(t, i, hw_.stream_wait_event_cost);
-            case OpKind::Prefetch: return async_call(t, i, hw_.prefetch_call_cost);
+            case OpKind::Prefetch: {
+                // A prefetch to the device holds the host for part of its transfer (measured).
+                Time hold;
+                if (op.to_device && hw_.um_prefetch_host_block > 0 && hw_.rules.um_migration) {
+                    uint64_t bytes = to_move(static_cast<uint32_t>(op.buffer), true, op.bytes);
+                    hold = Time::ps(static_cast<int64_t>(static_cast<double>(transfer_time(bytes, hw_.um_prefetch_h2d_bw).ps()) *
+                                                         std::min(1.0, hw_.um_prefetch_host_block)));
+                }
+                // The transfer is issued at the start of the hold, not after it.
+                Time called = now_ + api_cost(t, hw_.prefetch_call_cost);
+                submit(i, called, false);
+                return finish_host(t, i, called + hold);
+            }
             case OpKind::Memset: {
                 if (!op.sync) return async_call(t, i, hw_.memset_call_cost);
                 Time called = call + api_cost(t, hw_.memset_call_cost);

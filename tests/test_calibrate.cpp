@@ -448,3 +448,13 @@ TEST_CASE("calibrate: warm pageable staging speed and the host cache size from h
     CHECK(value_of(c, "host.pageable_h2d_warm_bandwidth") == Approx(20e9).epsilon(1e-6));
     CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
 }
+
+TEST_CASE("calibrate: the host hold of a prefetch to the device from um_blocks") {
+    hetsim::calib::MicrobenchFile f = committed();
+    f.doc["benchmarks"]["um_blocks"] = {
+        {"prefetch_blocking", {{"points", {{{"bytes", 268435456}, {"call_us", {2500, 5000}}, {"gpu_us", {5000, 5000}}},
+                                           {{"bytes", 1073741824}, {"call_us", {16000, 25000}}, {"gpu_us", {20000, 20000}}}}}}}};
+    // Ratios 0.5, 1.0, 0.8 and 1.25 capped at 1: median 0.9.
+    hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "um.prefetch_host_block") == Approx(0.9));
+}

@@ -705,3 +705,35 @@ threads:
     Sim off = run_with(hw + "  rules.staging_cache: off\n", body);
     CHECK(show(off.op("a2").host_end - off.op("a2").host_start) == show(us(1000)));
 }
+
+TEST_CASE("rule 8: a prefetch to the device holds the host for part of its transfer", "[engine][rules]") {
+    const std::string hw = R"(  um.prefetch_h2d_bandwidth: 1GB/s
+  um.prefetch_host_block: 0.5
+)";
+    const std::string body = R"(buffers:
+  um: {kind: managed, size: 8MB}
+streams: [s]
+threads:
+  main:
+    - prefetch: um
+      stream: s
+    - host: next
+      duration: 1ms
+)";
+    // 8 MB at 1 GB/s = 8000 us on the H2D engine from the call; the host is held for half of it.
+    Sim s = run_with(hw, body);
+    check_gpu(s, "prefetch:um", Time{}, us(8000));
+    check_host(s, "prefetch:um", Time{}, us(4000));
+    check_host(s, "next", us(4000), us(5000));
+    // Nothing left to move: no hold.
+    Sim resident = run_with(hw, R"(buffers:
+  um: {kind: managed, size: 8MB, resident: device}
+streams: [s]
+threads:
+  main:
+    - prefetch: um
+      stream: s
+)");
+    check_host(resident, "prefetch:um", Time{}, Time{});
+    check_host(run_with(hw + "  rules.um_migration: off\n", body), "prefetch:um", Time{}, Time{});
+}
