@@ -1,10 +1,12 @@
 // Limits and deadlocks: the engine names the ops left pending when no event remains and what
-// they wait on; the simulated-time cap stops a run.
+// they wait on; the simulated-time cap stops a run; --max-ops and --max-memory stop expansion
+// with a message saying how to raise them.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <string>
 
+#include "cli_util.hpp"
 #include "frontend/scenario.hpp"
 #include "sim/engine.hpp"
 
@@ -134,4 +136,50 @@ TEST_CASE("limits: the simulated-time cap stops the run") {
                       Contains("simulated time passed the limit of 50000000 ns; raise it with --time-limit"));
     eo.time_limit = Time::ms(100);
     CHECK(simulate(sc.program, sc.profile, eo).end_to_end == Time::ms(100));
+}
+
+TEST_CASE("limits: --max-memory stops loop expansion early with a message saying how to raise it") {
+    const std::string yaml = "threads:\n  main:\n    - repeat: 1000000\n      do:\n        - host: step\n          duration: 1us\n";
+    LoadOptions lo;
+    lo.max_memory = uint64_t{1} << 20;  // 1 MiB: about 2000 ops
+    try {
+        load_scenario_text(yaml, "big.yaml", lo);
+        FAIL("no error");
+    } catch (const InputError& e) {
+        const std::string m = e.what();
+        INFO(m);
+        CHECK(m.rfind("big.yaml:5:11: error: the scenario needs more memory than the cap of 1 MiB (--max-memory): at 2048 ops", 0) == 0);
+        CHECK_THAT(m, Contains("raise the cap with --max-memory"));
+    }
+    // The same loop at 2000 iterations fits, and the default cap does not get in the way.
+    const std::string small = "threads:\n  main:\n    - repeat: 2000\n      do:\n        - host: step\n          duration: 1us\n";
+    CHECK(load_scenario_text(small, "small.yaml", lo).program.ops.size() == 2000);
+    CHECK(LoadOptions{}.max_memory > (uint64_t{64} << 20));
+    CHECK(estimated_run_bytes(load_scenario_text(small, "small.yaml", lo).program) >= 2000 * kRunBytesPerOp);
+    // A JSON report costs more per op: the same cap stops the same loop sooner.
+    lo.run_bytes_per_op = kJsonRunBytesPerOp;
+    CHECK_THROWS_WITH(load_scenario_text(small, "small.yaml", lo), Contains("at 256 ops it already needs about"));
+}
+
+TEST_CASE("limits: --max-memory and --max-ops on the command line") {
+    using hetsim_test::cli;
+    hetsim_test::Cli r = cli("run scenarios/examples/chunked_pipeline.yaml --max-memory 4KiB");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("scenarios/examples/chunked_pipeline.yaml:") &&
+                          Contains(": error: the scenario needs more memory than the cap of 4 KiB (--max-memory)"));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --max-memory lots");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("--max-memory: error: ") && Contains("expected a size such as 8GiB"));
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --max-memory 2s");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "--max-memory: error: expected a size such as 8GiB (0: no cap), got '2s'\n");
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --max-memory 0 --format json");
+    CHECK(r.exit_code == 0);
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --max-ops 5");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("raise the cap with --max-ops"));
+    r = cli("compare tests/bad/measured/scenario.yaml tests/bad/measured/06_other_schema.json --max-memory 1B");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("(--max-memory)"));
 }
