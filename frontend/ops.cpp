@@ -346,7 +346,7 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
     for (auto it = tasks.begin(); it != tasks.end(); ++it) {
         std::string name = need_name(it->first, "task name");
         if (index.count(name)) fail_at(it->first, "duplicate task '" + name + "'; each task name may be used once");
-        const YAML::Node& n = it->second;
+        const YAML::Node n = it->second;  // a copy: it->second is a member of a temporary
         std::string kind = find_kind(*this, n);
         if (kind == "repeat" || kind == "if" || kind == "event_sync" || kind == "stream_sync" || kind == "device_sync" ||
             kind == "event_record" || kind == "stream_wait_event")
