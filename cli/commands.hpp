@@ -8,8 +8,9 @@
 
 namespace hetsim::cli {
 
-// `--set name=value` options and --max-ops as LoadOptions; a malformed --set is an InputError.
-LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops);
+// `--set name=value` options, --max-ops and --max-memory (empty: the default) as LoadOptions; a
+// malformed --set or --max-memory is an InputError.
+LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops, const std::string& max_memory = {});
 
 
 int run_main(const std::vector<std::string>& args);    // hetsim run FILE [options]

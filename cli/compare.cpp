@@ -24,7 +24,7 @@ namespace {
 const char* kCompareUsage = "usage: hetsim compare SCENARIO.yaml MEASURED.json [options]";
 
 struct CompareArgs {
-    std::string scenario, measured, format = "text", trace, svg;
+    std::string scenario, measured, format = "text", trace, svg, max_memory;
     std::vector<std::string> sets;
     uint64_t max_ops = 20'000'000;
     double max_error = -1;  // < 0: no check
@@ -39,6 +39,7 @@ int compare_main(const std::vector<std::string>& args) {
     d.add_options()("help,h", "show this help")
         ("set", po::value(&a.sets)->composing(), "override a param (name=value) or a profile parameter (hardware.key=value); repeatable")
         ("max-ops", po::value(&a.max_ops)->default_value(a.max_ops), "cap on ops after loop expansion")
+        ("max-memory", po::value(&a.max_memory), "cap on the run's estimated memory, e.g. 8GiB (default: 3/4 of this machine's memory; 0: none)")
         ("max-error", po::value<double>(), "exit 1 when |end-to-end error| exceeds this many percent")
         ("trace", po::value(&a.trace), "write a Chrome trace with both timelines (simulated pids 1/2, measured 3/4)")
         ("svg", po::value(&a.svg), "write an SVG of both timelines on one time axis")
@@ -75,7 +76,9 @@ int compare_main(const std::vector<std::string>& args) {
             throw InputError({"--max-error"}, "expected a percentage >= 0");
     }
 
-    Scenario sc = load_scenario(a.scenario, load_options(a.sets, a.max_ops));
+    LoadOptions lo = load_options(a.sets, a.max_ops, a.max_memory);
+    lo.run_bytes_per_op = kJsonRunBytesPerOp;  // the measured timeline is a JSON document of every op
+    Scenario sc = load_scenario(a.scenario, lo);
     Timeline measured = report::read_measured_timeline(a.measured, sc.program);
     Timeline simulated = simulate(sc.program, sc.profile);
     report::Comparison c = report::compare_timelines(sc.program, simulated, measured, static_cast<size_t>(a.top));

@@ -26,12 +26,14 @@ struct Common {
     std::string file;
     std::vector<std::string> sets;
     uint64_t max_ops = 20'000'000;
+    std::string max_memory;  // empty: the default of LoadOptions
 };
 
 void add_common(po::options_description& d, Common& c) {
     d.add_options()
         ("set", po::value(&c.sets)->composing(), "override a param (name=value) or a profile parameter (hardware.key=value); repeatable")
-        ("max-ops", po::value(&c.max_ops)->default_value(c.max_ops), "cap on ops after loop expansion");
+        ("max-ops", po::value(&c.max_ops)->default_value(c.max_ops), "cap on ops after loop expansion")
+        ("max-memory", po::value(&c.max_memory), "cap on the run's estimated memory, e.g. 8GiB (default: 3/4 of this machine's memory; 0: none)");
 }
 
 // Parses options; returns -1 to go on, or an exit code (help printed, or a usage error).
@@ -59,13 +61,14 @@ int parse(const std::vector<std::string>& args, po::options_description& visible
     return -1;
 }
 
-LoadOptions load_options(const Common& c) { return cli::load_options(c.sets, c.max_ops); }
+LoadOptions load_options(const Common& c) { return cli::load_options(c.sets, c.max_ops, c.max_memory); }
 
 }  // namespace
 
-LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops) {
+LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops, const std::string& max_memory) {
     LoadOptions o;
     o.max_ops = max_ops;
+    if (!max_memory.empty()) o.max_memory = parse_max_memory(max_memory);
     for (const auto& s : sets) {
         auto eq = s.find('=');
         if (eq == std::string::npos || eq == 0)
@@ -100,7 +103,9 @@ int run_main(const std::vector<std::string>& args) {
         if (v.dim != Dim::Time || v.i <= 0) throw InputError({"--time-limit"}, "expected a positive time such as 10s, got '" + time_limit + "'");
         eo.time_limit = Time::ps(v.i);
     }
-    Scenario sc = load_scenario(c.file, load_options(c));
+    LoadOptions lo = load_options(c);
+    if (format == "json" || !json_out.empty()) lo.run_bytes_per_op = kJsonRunBytesPerOp;
+    Scenario sc = load_scenario(c.file, lo);
     Timeline tl = simulate(sc.program, sc.profile, eo);
     report::Analysis an = report::analyze(sc.program, tl);
     std::string json_text;
@@ -140,7 +145,9 @@ int lower_main(const std::vector<std::string>& args) {
     add_common(d, c);
     po::variables_map vm;
     if (int rc = parse(args, d, c, "usage: hetsim lower FILE [-o program.json] [options]", vm); rc >= 0) return rc;
-    Scenario sc = load_scenario(c.file, load_options(c));
+    LoadOptions lo = load_options(c);
+    lo.run_bytes_per_op = kJsonRunBytesPerOp;
+    Scenario sc = load_scenario(c.file, lo);
     std::string text = report::dump_json(report::program_to_json(sc.program, sc.name)) + "\n";
     if (out.empty()) std::cout << text;
     else report::write_file_atomic(out, text);

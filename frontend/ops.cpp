@@ -259,6 +259,8 @@ uint32_t Lowerer::emit(Op op, const YAML::Node& where, const std::string& label)
     if (sc_.program.ops.size() >= opts_.max_ops)
         fail_at(where, "the scenario expands to more than " + std::to_string(opts_.max_ops) +
                            " ops; raise the cap with --max-ops if this is intended");
+    if (const size_t n = sc_.program.ops.size(); (n & (n - 1)) == 0 || n % 1024 == 0)  // cheap: every 1024 ops
+        check_memory_cap(sc_.program, opts_.max_memory, opts_.run_bytes_per_op, loc(where));
     op.name = intern_name(label);
     op.loc = intern_loc(where);
     op.iter_begin = static_cast<uint32_t>(sc_.program.iter_indices.size());
@@ -483,7 +485,7 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
     for (auto it = tasks.begin(); it != tasks.end(); ++it) {
         std::string name = need_name(it->first, "task name");
         if (index.count(name)) fail_at(it->first, "duplicate task '" + name + "'; each task name may be used once");
-        const YAML::Node& n = it->second;
+        const YAML::Node n = it->second;  // a copy: it->second is a member of a temporary
         std::string kind = find_kind(*this, n);
         if (kind == "repeat" || kind == "if" || kind == "event_sync" || kind == "stream_sync" || kind == "device_sync" ||
             kind == "event_record" || kind == "stream_wait_event")

@@ -164,14 +164,16 @@ static HwProfile parse_profile_file(const std::string& path, const std::string& 
     for (auto it = params.begin(); it != params.end(); ++it) {
         if (!it->first.IsScalar()) fail(it->first, path, "profile parameter names must be plain names such as copy.h2d.bandwidth");
         std::string key = it->first.Scalar();
-        YAML::Node v = it->second;
+        const YAML::Node v = it->second;
         if (!seen.insert(key).second) fail(it->first, path, "duplicate parameter '" + key + "' in profile; give each parameter once");
-        YAML::Node value = v;
         if (v.IsMap()) {
             check_keys(v, path, {"value", "source", "status", "residual", "fit"}, "parameter '" + key + "'");
-            value = v["value"];
-            if (!value) fail(v, path, "parameter '" + key + "' has no 'value'");
+            if (!v["value"])
+                fail(v, path, "parameter '" + key + "' has no 'value'; give it as {value: 3.3us, source: ...} or as a plain value");
         }
+        // Constructed, not assigned: assigning one YAML::Node to another rewrites the node they
+        // share, which erased the map `v` (and its position) in the parsed document.
+        const YAML::Node value = v.IsMap() ? v["value"] : v;
         if (!value.IsScalar())
             fail(value, path, "parameter '" + key + "' must be a single value such as 16GB/s, got " + a_node_type(value));
         set_profile_param(p, key, value.Scalar(), loc_of(value, path));

@@ -212,7 +212,7 @@ void Lowerer::parse_buffers(const YAML::Node& n) {
     for (auto it = n.begin(); it != n.end(); ++it) {
         std::string name = need_name(it->first, "buffer name");
         if (buffers_.count(name)) fail_at(it->first, "duplicate buffer '" + name + "'; each buffer name may be declared once");
-        const YAML::Node& b = it->second;
+        const YAML::Node b = it->second;  // a copy: it->second is a member of a temporary
         if (!b.IsMap()) fail_at(b, "buffer '" + name + "' must be a mapping such as {kind: device, size: 64MiB}, got " + a_node_type(b));
         check_keys(b, file_, {"kind", "size", "count", "resident"}, "buffer '" + name + "'");
         if (!b["kind"]) fail_at(b, "buffer '" + name + "' needs a 'kind' (pinned, pageable, device or managed)");

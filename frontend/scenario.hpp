@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "frontend/limits.hpp"
 #include "hw/profile.hpp"
 #include "sim/program.hpp"
 
@@ -19,6 +20,9 @@ struct LoadOptions {
     // `--set name=value`: a scenario param, or `hardware.<key>` for a profile parameter.
     std::vector<std::pair<std::string, std::string>> sets;
     uint64_t max_ops = 20'000'000;  // cap on expanded ops, checked while expanding
+    // Cap on the estimated memory of the run (frontend/limits.hpp), checked while expanding; 0: none.
+    uint64_t max_memory = default_max_memory();
+    uint64_t run_bytes_per_op = kRunBytesPerOp;  // kJsonRunBytesPerOp when a JSON document of all ops is built
 };
 
 struct Scenario {

@@ -30,18 +30,40 @@ std::string explain_yaml_error(const std::string& msg) {
     return "YAML syntax: " + msg;
 }
 
+// The length of the well-formed UTF-8 sequence at text[i] (a byte >= 0x80), or 0 when it is not
+// one (a stray continuation byte, a truncated sequence, an overlong form, a surrogate). Names
+// end up in JSON reports, which must be valid UTF-8.
+size_t utf8_length(const std::string& text, size_t i) {
+    const auto b = [&](size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+    const unsigned c = b(i);
+    size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    for (size_t k = 1; k < len; ++k)
+        if ((b(i + k) & 0xc0) != 0x80) return 0;
+    const unsigned d = b(i + 1);
+    if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d > 0x9f) || (c == 0xf0 && d < 0x90) || (c == 0xf4 && d > 0x8f)) return 0;
+    return len;
+}
+
 // YAML forbids control characters other than tab, LF and CR in a document.
 void reject_binary(const std::string& text, const std::string& file) {
     if (text.size() >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') || (text[0] == '\xfe' && text[1] == '\xff')))
         throw InputError({file, 1, 1}, "file is UTF-16 encoded; save it as UTF-8");
     int line = 1, col = 1;
-    for (char ch : text) {
-        auto c = static_cast<unsigned char>(ch);
+    for (size_t i = 0; i < text.size(); ++i) {
+        auto c = static_cast<unsigned char>(text[i]);
         if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
             char hex[8];
             std::snprintf(hex, sizeof hex, "0x%02x", c);
             throw InputError({file, line, col}, std::string("file is binary, not a YAML scenario (control byte ") + hex +
                                                     "; a scenario is UTF-8 text)");
+        }
+        if (size_t len = c < 0x80 ? 1 : utf8_length(text, i); len == 0) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "0x%02x", c);
+            throw InputError({file, line, col}, std::string("byte ") + hex +
+                                                    " is not valid UTF-8 here; a scenario is UTF-8 text (save it as UTF-8)");
+        } else {
+            i += len - 1;
         }
         if (c == '\n') { ++line; col = 1; }
         else ++col;

@@ -15,6 +15,7 @@
 #include "frontend/yaml_util.hpp"
 #include "hw/profile.hpp"
 #include "models/fit.hpp"
+#include "report/json_input.hpp"
 #include "sim/error.hpp"
 
 namespace hetsim::calib {
@@ -64,7 +65,7 @@ class J {
 public:
     J(const json& j, const std::string& file, std::string path) : j_(&j), file_(&file), path_(std::move(path)) {}
 
-    [[noreturn]] void fail(const std::string& what) const { throw InputError(SourceLoc{*file_}, path_ + ": " + what); }
+    [[noreturn]] void fail(const std::string& what) const { throw InputError(report::json_file_loc(*file_, path_), path_ + ": " + what); }
     const std::string& file() const { return *file_; }
     const json& raw() const { return *j_; }
 
@@ -139,7 +140,8 @@ struct Pool {
         if (out.empty()) {
             std::string all;
             for (const char* b : kBenchmarks) all += (all.empty() ? "" : ", ") + std::string(b);
-            throw InputError(SourceLoc{label}, "benchmark '" + name + "' is missing" +
+            throw InputError(files.size() == 1 ? report::json_file_loc(files[0].path, "benchmarks") : SourceLoc{label},
+                             "benchmark '" + name + "' is missing" +
                                                    (files.size() > 1 ? " from every input" : "") +
                                                    "; calibrate needs " + all +
                                                    " (run hetsim-microbench without --only, or add a file that has it)");
@@ -1159,28 +1161,24 @@ const BaseEntry* BaseProfile::find(const std::string& key) const {
 }
 
 MicrobenchFile load_microbench(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(SourceLoc{path}, "cannot read the microbenchmark file (" + std::string(std::strerror(errno)) + ")");
-    std::stringstream ss;
-    ss << in.rdbuf();
     MicrobenchFile f;
     f.path = path;
-    try {
-        f.doc = json::parse(ss.str());
-    } catch (const json::exception& e) {
-        throw InputError(SourceLoc{path}, std::string("not valid JSON: ") + one_line(e.what()));
-    }
-    if (!f.doc.is_object()) throw InputError(SourceLoc{path}, "expected a JSON object (hetsim-microbench output)");
+    std::string text;
+    f.doc = report::read_json_file(path, "the JSON output of validation/microbench/hetsim-microbench, \"schema\": \"hetsim.microbench\"", &text);
+    auto at = [&](const char* key) { return report::json_loc(path, text, {std::string(key)}); };
+    if (!f.doc.is_object())
+        throw InputError(at(""), std::string("expected a JSON object (hetsim-microbench output), got ") + (f.doc.is_null() ? "null" : f.doc.type_name()));
     const json& schema = f.doc.contains("schema") ? f.doc["schema"] : json();
     if (!schema.is_string() || schema.get<std::string>() != "hetsim.microbench")
-        throw InputError(SourceLoc{path}, "schema is " + (schema.is_null() ? std::string("missing") : "'" + one_line(schema.dump()) + "'") +
+        throw InputError(at("schema"), "schema is " + (schema.is_null() ? std::string("missing") : "'" + one_line(schema.dump()) + "'") +
                                               ", expected \"hetsim.microbench\" (the output of validation/microbench/hetsim-microbench)");
     const json& version = f.doc.contains("version") ? f.doc["version"] : json();
     if (!version.is_number_integer() || version.get<int64_t>() != 1)
-        throw InputError(SourceLoc{path}, "hetsim.microbench version " + one_line(version.dump()) +
+        throw InputError(at("version"), "hetsim.microbench version " + one_line(version.dump()) +
                                               " is not supported; this hetsim reads version 1");
     if (!f.doc.contains("benchmarks") || !f.doc["benchmarks"].is_object())
-        throw InputError(SourceLoc{path}, "no 'benchmarks' object");
+        throw InputError(at("benchmarks"), "no 'benchmarks' object; expected \"benchmarks\": {\"device\": {...}, \"copy_sweep\": {...}, ...} "
+                                           "(validation/microbench/README.md)");
     return f;
 }
 

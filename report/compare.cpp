@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "report/json_input.hpp"
 #include "report/json_report.hpp"
 #include "sim/error.hpp"
 
@@ -26,40 +27,49 @@ constexpr const char* kSyncNote =
 
 class Reader {
 public:
-    explicit Reader(const std::string& file) : file_(file) {}
-    [[noreturn]] void fail(const std::string& what) const { throw InputError(SourceLoc{file_, 0, 0}, what); }
+    Reader(const std::string& file, const std::string& text) : file_(file), text_(text) {}
+    // `at`: where in the document the problem is (line:col when the text is known).
+    [[noreturn]] void fail(const std::string& what, const JsonPath& at = {}) const {
+        throw InputError(text_.empty() ? SourceLoc{file_, 0, 0} : json_loc(file_, text_, at), what);
+    }
 
-    Time ns(const json& o, const char* key, const std::string& ctx) const {
+    Time ns(const json& o, const char* key, const std::string& ctx, JsonPath at) const {
         const json& v = o.at(key);
+        at.emplace_back(std::string(key));
         int64_t ps = 0;
         if (v.is_number_integer()) {
             int64_t n = v.get<int64_t>();
-            if (n > INT64_MAX / 1000 || n < INT64_MIN / 1000) fail(ctx + ": \"" + key + "\" is out of range");
+            if (n > INT64_MAX / 1000 || n < INT64_MIN / 1000) fail(ctx + ": \"" + key + "\" is " + v.dump() + ", out of range; expected nanoseconds from 0 to 9e15", at);
             ps = n * 1000;
         } else if (v.is_number_float()) {
             double d = v.get<double>();
-            if (!std::isfinite(d) || std::fabs(d) > 9e15) fail(ctx + ": \"" + key + "\" is not a finite time");
+            if (!std::isfinite(d) || std::fabs(d) > 9e15) fail(ctx + ": \"" + key + "\" is " + v.dump() + ", out of range; expected nanoseconds from 0 to 9e15", at);
             ps = std::llround(d * 1000.0);
         } else {
-            fail(ctx + ": \"" + key + "\" must be a number of nanoseconds, got " + v.dump());
+            fail(ctx + ": \"" + key + "\" must be a number of nanoseconds, got " + v.dump(), at);
         }
-        if (ps < 0) fail(ctx + ": \"" + key + "\" is negative (time zero is when the host threads are released)");
+        if (ps < 0) fail(ctx + ": \"" + key + "\" is negative (time zero is when the host threads are released)", at);
         return Time::ps(ps);
     }
 
     // A phase given by two keys: both or neither.
-    bool phase(const json& o, const char* k0, const char* k1, Time& a, Time& b, const std::string& ctx) const {
+    bool phase(const json& o, const char* k0, const char* k1, Time& a, Time& b, const std::string& ctx, const JsonPath& at) const {
         bool h0 = o.contains(k0), h1 = o.contains(k1);
-        if (h0 != h1) fail(ctx + ": \"" + (h0 ? k0 : k1) + "\" given without \"" + (h0 ? k1 : k0) + "\"");
+        if (h0 != h1) fail(ctx + ": \"" + (h0 ? k0 : k1) + "\" given without \"" + (h0 ? k1 : k0) + "\"; give both or neither", at);
         if (!h0) return false;
-        a = ns(o, k0, ctx);
-        b = ns(o, k1, ctx);
-        if (b < a) fail(ctx + ": \"" + k1 + "\" is before \"" + k0 + "\"");
+        a = ns(o, k0, ctx, at);
+        b = ns(o, k1, ctx, at);
+        if (b < a) {
+            JsonPath at1 = at;
+            at1.emplace_back(std::string(k1));
+            fail(ctx + ": \"" + k1 + "\" is before \"" + k0 + "\"; a phase ends at or after its start", at1);
+        }
         return true;
     }
 
 private:
     std::string file_;
+    const std::string& text_;
 };
 
 Engine infer_engine(const Op& op) {
@@ -148,56 +158,73 @@ void write_table(std::ostream& os, const std::vector<std::vector<std::string>>& 
 
 }  // namespace
 
-Timeline measured_timeline_from_json(const json& j, const Program& p, const std::string& file) {
-    Reader rd(file);
-    if (!j.is_object()) rd.fail("expected a measured timeline (a JSON object with \"schema\": \"hetsim.measured\")");
+Timeline measured_timeline_from_json(const json& j, const Program& p, const std::string& file, const std::string& text) {
+    Reader rd(file, text);
+    using P = JsonPath;
+    if (!j.is_object())
+        rd.fail(std::string("expected a measured timeline (a JSON object with \"schema\": \"hetsim.measured\"), got ") +
+                (j.is_null() ? "null" : j.type_name()));
     if (!j.contains("schema"))
         rd.fail("no \"schema\" key: expected a measured timeline from hetsim-runner (\"schema\": \"hetsim.measured\")");
     if (j["schema"] != kSchema)
-        rd.fail("schema is " + j["schema"].dump() + ", expected \"" + kSchema + "\" (a measured timeline from hetsim-runner)");
+        rd.fail("schema is " + j["schema"].dump() + ", expected \"" + kSchema + "\" (a measured timeline from hetsim-runner)",
+                P{"schema"});
     if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != kVersion)
         rd.fail("measured timeline version " + (j.contains("version") ? j["version"].dump() : std::string("(missing)")) +
-                " is not supported; this hetsim reads version " + std::to_string(kVersion));
-    if (!j.contains("ops") || !j["ops"].is_array()) rd.fail("expected an \"ops\" array");
+                    " is not supported; this hetsim reads version " + std::to_string(kVersion),
+                j.contains("version") ? P{"version"} : P{});
+    if (!j.contains("ops") || !j["ops"].is_array())
+        rd.fail(std::string("expected an \"ops\" array of measured ops, ") +
+                    (j.contains("ops") ? std::string("got ") + (j["ops"].is_null() ? "null" : j["ops"].type_name()) : "found none"),
+                j.contains("ops") ? P{"ops"} : P{});
     const json& ops = j["ops"];
     if (ops.size() != p.ops.size())
         rd.fail("the measured timeline has " + std::to_string(ops.size()) + " ops but the scenario lowers to " +
-                std::to_string(p.ops.size()) + " (measured from another scenario, or with other --set values?)");
+                    std::to_string(p.ops.size()) + " (measured from another scenario, or with other --set values?)",
+                P{"ops"});
     Timeline t;
     t.ops.resize(p.ops.size());
     std::vector<bool> seen(p.ops.size(), false);
     Time latest;
     for (size_t k = 0; k < ops.size(); ++k) {
         const json& o = ops[k];
+        const P here{"ops", k};
         std::string at = "ops[" + std::to_string(k) + "]";
-        if (!o.is_object()) rd.fail(at + ": expected an object");
-        if (!o.contains("index") || !o["index"].is_number_integer()) rd.fail(at + ": needs an integer \"index\"");
+        if (!o.is_object()) rd.fail(at + ": expected an object with \"index\" and \"name\", got " + (o.is_null() ? "null" : o.type_name()), here);
+        if (!o.contains("index") || !o["index"].is_number_integer())
+            rd.fail(at + ": needs an integer \"index\" (the op's position in the lowered program), got " +
+                        (o.contains("index") ? o["index"].dump() : std::string("none")),
+                    o.contains("index") ? P{"ops", k, "index"} : here);
         int64_t idx = o["index"].get<int64_t>();
         if (idx < 0 || static_cast<uint64_t>(idx) >= p.ops.size())
             rd.fail(at + ": index " + std::to_string(idx) + " is out of range (the scenario has " +
-                    std::to_string(p.ops.size()) + " ops)");
+                        std::to_string(p.ops.size()) + " ops, 0 to " + std::to_string(p.ops.size() - 1) + ")",
+                    P{"ops", k, "index"});
         const uint32_t i = static_cast<uint32_t>(idx);
-        if (seen[i]) rd.fail(at + ": op index " + std::to_string(i) + " appears twice");
+        if (seen[i]) rd.fail(at + ": op index " + std::to_string(i) + " appears twice; each op is measured once", P{"ops", k, "index"});
         seen[i] = true;
         std::string ctx = "op " + std::to_string(i) + " (" + p.op_name(i) + ")";
         if (!o.contains("name") || o["name"] != p.op_name(i))
             rd.fail("op " + std::to_string(i) + ": measured name " + (o.contains("name") ? o["name"].dump() : "(missing)") +
-                    " does not match the scenario's \"" + p.op_name(i) + "\"");
+                        " does not match the scenario's \"" + p.op_name(i) + "\"",
+                    o.contains("name") ? P{"ops", k, "name"} : here);
         if (o.contains("kind") && o["kind"] != to_string(p.ops[i].kind))
-            rd.fail(ctx + ": measured kind " + o["kind"].dump() + " does not match the scenario's " +
-                    to_string(p.ops[i].kind));
+            rd.fail(ctx + ": measured kind " + o["kind"].dump() + " does not match the scenario's " + to_string(p.ops[i].kind),
+                    P{"ops", k, "kind"});
         OpRecord& r = t.ops[i];
-        if (rd.phase(o, "host_start_ns", "host_end_ns", r.host_start, r.host_end, ctx)) {
+        if (rd.phase(o, "host_start_ns", "host_end_ns", r.host_start, r.host_end, ctx, here)) {
             if (blocking(p.ops[i])) r.sync_wait = r.host_end - r.host_start;
             latest = max(latest, r.host_end);
         }
-        if (rd.phase(o, "gpu_start_ns", "gpu_end_ns", r.gpu_start, r.gpu_end, ctx)) {
+        if (rd.phase(o, "gpu_start_ns", "gpu_end_ns", r.gpu_start, r.gpu_end, ctx, here)) {
             r.engine = infer_engine(p.ops[i]);
             latest = max(latest, r.gpu_end);
         }
     }
-    t.end_to_end = j.contains("end_to_end_ns") ? rd.ns(j, "end_to_end_ns", "the document") : latest;
-    if (t.end_to_end == Time{} && !p.ops.empty()) rd.fail("the measured end to end time is 0");
+    t.end_to_end = j.contains("end_to_end_ns") ? rd.ns(j, "end_to_end_ns", "the document", P{}) : latest;
+    if (t.end_to_end == Time{} && !p.ops.empty())
+        rd.fail("the measured end to end time is 0; expected the runner's \"end_to_end_ns\" or op phases that end after 0",
+                j.contains("end_to_end_ns") ? P{"end_to_end_ns"} : P{});
     if (j.contains("warnings") && j["warnings"].is_array())
         for (const json& w : j["warnings"])
             if (w.is_string()) t.warnings.push_back(w.get<std::string>());
@@ -205,17 +232,9 @@ Timeline measured_timeline_from_json(const json& j, const Program& p, const std:
 }
 
 Timeline read_measured_timeline(const std::string& file, const Program& p) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError(SourceLoc{file, 0, 0}, std::string("cannot read measured timeline: ") + std::strerror(errno));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    json j;
-    try {
-        j = json::parse(ss.str());
-    } catch (const json::parse_error& e) {
-        throw InputError(SourceLoc{file, 0, 0}, std::string("not valid JSON: ") + e.what());
-    }
-    return measured_timeline_from_json(j, p, file);
+    std::string text;
+    json j = read_json_file(file, "a measured timeline: the JSON that hetsim-runner writes, \"schema\": \"hetsim.measured\"", &text);
+    return measured_timeline_from_json(j, p, file, text);
 }
 
 Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeline& meas, size_t top) {

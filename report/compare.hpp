@@ -20,10 +20,13 @@ namespace hetsim::report {
 // Engines are inferred from the op kind (the runner records none). Sync waits are an estimate:
 // the whole host phase of a blocking call (stream/event/device sync, blocking copy or memset
 // from non-pageable memory) counts as waiting. end_to_end is "end_to_end_ns" when present,
-// else the latest phase end. Throws hetsim::InputError{file, ...} on any mismatch.
-Timeline measured_timeline_from_json(const nlohmann::json& j, const Program& p, const std::string& file);
+// else the latest phase end. Throws hetsim::InputError{file, ...} on any mismatch; with the
+// document's `text`, at the line and column of the offending value.
+Timeline measured_timeline_from_json(const nlohmann::json& j, const Program& p, const std::string& file,
+                                     const std::string& text = {});
 
-// Reads and parses `file`, then measured_timeline_from_json. InputError when it cannot be read.
+// Reads and parses `file`, then measured_timeline_from_json. InputError (file:line:col) when it
+// cannot be read, is empty or is not JSON.
 Timeline read_measured_timeline(const std::string& file, const Program& p);
 
 // One op compared: on the GPU phase when both timelines have one, else on the host phase when

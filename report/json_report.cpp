@@ -146,7 +146,8 @@ json to_json(const Program& p, const Timeline& t, const Analysis& a) {
     return j;
 }
 
-std::string dump_json(const json& j) { return j.dump(2); }
+// Invalid UTF-8 (a name from a --set value, say) becomes U+FFFD instead of a type_error.
+std::string dump_json(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace); }
 
 Timeline timeline_from_json(const json& j, const Program& p) {
     if (!j.is_object() || !j.contains("ops") || !j["ops"].is_array()) fail("expected an object with an \"ops\" array");

@@ -158,14 +158,14 @@ std::string SweepDef::definition_json() const {
     j["zip"] = zip;
     j["max_ops"] = max_ops;
     j["points"] = points();
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // argv may hold invalid UTF-8
 }
 
 std::string SweepDef::identity_of(const std::string& definition) {
     nlohmann::json j = nlohmann::json::parse(definition);
     if (!j.is_object() || !j.contains("format")) throw std::runtime_error("not a sweep definition");
     j.erase("scenario");
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // argv may hold invalid UTF-8
 }
 
 const Axis* SweepDef::axis(const std::string& name) const {

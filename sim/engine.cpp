@@ -953,21 +953,47 @@ private:
     }
 
     // ------------------------------------------------------------ end of run
+    // For the deadlock message: the unfinished ops that `i` waits on, with the kind of each
+    // dependency ("h2d1 (after), k0 (stream order)"), from the edges still pending.
+    std::string waited_on(uint32_t i, uint32_t pending) const {
+        std::string s;
+        uint32_t named = 0;
+        for (uint32_t d = 0; d < pg_.ops.size() && named < 4; ++d)
+            for (int32_t e = finished(d) ? -1 : succ_[d]; e >= 0; e = edges_[static_cast<size_t>(e)].next)
+                if (edges_[static_cast<size_t>(e)].to == i) {
+                    s += (named++ ? ", " : "") + pg_.op_name(d) + " (" + to_string(edges_[static_cast<size_t>(e)].kind) + ")";
+                    break;
+                }
+        if (named == 0) return std::to_string(pending) + " unfinished dependencies";
+        if (pending > named) s += " and " + std::to_string(pending - named) + " more";
+        return s;
+    }
+
+    bool finished(uint32_t i) const {
+        const Op& op = pg_.ops[i];
+        return (op.thread < 0 || tl_.ops[i].host_end.ps() != OpRecord::kUnset) && (!Program::has_gpu_phase(op.kind) || done_[i]);
+    }
+
+    // " (blocked at OP)": the op at which host thread `t` stopped.
+    std::string blocked_at(int32_t t) const {
+        const auto& list = pg_.threads[static_cast<size_t>(t)].ops;
+        const uint32_t pc = threads_[static_cast<size_t>(t)].pc;
+        return pc < list.size() ? " (it is blocked at " + pg_.op_name(list[pc]) + ")" : "";
+    }
+
     void check_finished() {
         std::string stuck;
         int count = 0;
         for (uint32_t i = 0; i < pg_.ops.size(); ++i) {
             const Op& op = pg_.ops[i];
             const OpRecord& r = tl_.ops[i];
-            bool host_needed = op.thread >= 0;
-            bool ok = (!host_needed || r.host_end.ps() != OpRecord::kUnset) && (!Program::has_gpu_phase(op.kind) || done_[i]);
-            if (ok) continue;
+            if (finished(i)) continue;
             if (++count <= 10) {
                 stuck += "\n  " + pg_.op_name(i) + " (" + to_string(op.kind) + ")";
                 if (host_pending_[i] || pending_[i])
-                    stuck += ": waits on " + std::to_string(host_pending_[i] + pending_[i]) + " unfinished dependencies";
+                    stuck += ": waits on " + waited_on(i, host_pending_[i] + pending_[i]);
                 else if (op.thread >= 0 && !r.has_host())
-                    stuck += ": its host thread '" + pg_.threads[op.thread].name + "' never reached it";
+                    stuck += ": its host thread '" + pg_.threads[op.thread].name + "' never reached it" + blocked_at(op.thread);
             }
         }
         if (count)

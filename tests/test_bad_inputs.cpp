@@ -1,6 +1,9 @@
-// The bad-input catalogue: every tests/bad/NN_name.yaml is one kind of mistake, and its sibling
-// NN_name.expected holds the one line `hetsim run` must print on stderr (exit code 2). Also the
-// command-line errors of `hetsim run` (--set, --format, missing files).
+// The bad-input catalogue: every file in it is one kind of mistake, and its sibling NN_name.expected
+// holds the one line the command must print on stderr (exit code 2):
+//   tests/bad/NN_name.yaml              scenarios (and, through them, tests/bad/profiles/): hetsim run FILE
+//   tests/bad/measured/NN_name.json     measured timelines: hetsim compare tests/bad/measured/scenario.yaml FILE
+//   tests/bad/microbench/NN_name.json   microbenchmark samples: hetsim calibrate FILE -o OUT (OUT never written)
+// Also the command-line errors of `hetsim run` (--set, --format, missing files).
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,11 +52,10 @@ std::string read_file(const fs::path& p) {
 
 size_t line_count(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
-// Stems (NN_name) of the files in tests/bad with extension `ext`; not recursive (tests/bad/profiles
-// holds the bad profiles the scenarios refer to).
-std::set<std::string> stems(const std::string& ext) {
+// Stems (NN_name) of the files in tests/bad/`sub` with extension `ext`; not recursive.
+std::set<std::string> stems(const std::string& sub, const std::string& ext) {
     std::set<std::string> out;
-    for (const auto& e : fs::directory_iterator(fs::path(HETSIM_SOURCE_DIR) / "tests" / "bad"))
+    for (const auto& e : fs::directory_iterator(fs::path(HETSIM_SOURCE_DIR) / "tests" / "bad" / sub))
         if (e.is_regular_file() && e.path().extension() == ext) out.insert(e.path().stem().string());
     return out;
 }
@@ -70,32 +72,65 @@ void check_one_line_error(const CliResult& r, const std::string& expected) {
 
 }  // namespace
 
+namespace {
+
+// One part of the catalogue: the files tests/bad/<sub>/*<ext> and how each is run.
+struct Part {
+    std::string sub, ext;  // "" for tests/bad itself
+    size_t at_least;       // the part must keep this many kinds of mistake
+    std::string (*command)(const std::string& file, const std::string& out);
+};
+
+const Part kParts[] = {
+    {"", ".yaml", 60, [](const std::string& f, const std::string&) { return "run " + f; }},
+    {"measured", ".json", 25,
+     [](const std::string& f, const std::string&) { return "compare tests/bad/measured/scenario.yaml " + f; }},
+    {"microbench", ".json", 12,
+     [](const std::string& f, const std::string& out) { return "calibrate " + f + " -o '" + out + "'"; }},
+};
+
+}  // namespace
+
 TEST_CASE("bad input: catalogue", "[bad]") {
-    const std::set<std::string> yamls = stems(".yaml"), expecteds = stems(".expected");
+    // Where calibrate would write: it must never be created by a bad input.
+    const fs::path out = fs::temp_directory_path() / ("hetsim-bad-out-" + std::to_string(::getpid()) + ".yaml");
+    size_t total = 0;
+    for (const Part& part : kParts) {
+        const fs::path dir = fs::path("tests") / "bad" / part.sub;
+        const std::set<std::string> inputs = stems(part.sub, part.ext), expecteds = stems(part.sub, ".expected");
+        total += inputs.size();
 
-    SECTION("every .yaml has an .expected and vice versa, and there are at least 30") {
-        CHECK(yamls.size() >= 30);
-        for (const auto& y : yamls) {
-            INFO("tests/bad/" << y << ".yaml");
-            CHECK(expecteds.count(y) == 1);
+        DYNAMIC_SECTION(dir.string() << ": every " << part.ext << " has an .expected and vice versa") {
+            CHECK(inputs.size() >= part.at_least);
+            for (const auto& y : inputs) {
+                INFO((dir / (y + part.ext)).string());
+                CHECK(expecteds.count(y) == 1);
+            }
+            for (const auto& e : expecteds) {
+                INFO((dir / (e + ".expected")).string());
+                CHECK(inputs.count(e) == 1);
+            }
         }
-        for (const auto& e : expecteds) {
-            INFO("tests/bad/" << e << ".expected");
-            CHECK(yamls.count(e) == 1);
+
+        for (const auto& y : inputs) {
+            const std::string file = (dir / (y + part.ext)).string();
+            DYNAMIC_SECTION(file) {
+                fs::path expected_path = fs::path(HETSIM_SOURCE_DIR) / dir / (y + ".expected");
+                REQUIRE(fs::exists(expected_path));
+                std::string expected = read_file(expected_path);
+                REQUIRE(line_count(expected) == 1);  // one line, ending in a newline
+                expected.pop_back();
+                // Every message names the file it is about and says "error:".
+                CHECK(expected.find(": error: ") != std::string::npos);
+                fs::remove(out);
+                CliResult r = run_cli(part.command(file, out.string()));
+                check_one_line_error(r, expected);
+                CHECK(!fs::exists(out));
+            }
         }
     }
-
-    for (const auto& y : yamls) {
-        DYNAMIC_SECTION("tests/bad/" << y << ".yaml") {
-            fs::path expected_path = fs::path(HETSIM_SOURCE_DIR) / "tests" / "bad" / (y + ".expected");
-            REQUIRE(fs::exists(expected_path));
-            std::string expected = read_file(expected_path);
-            REQUIRE(line_count(expected) == 1);  // one line, ending in a newline
-            expected.pop_back();
-            CliResult r = run_cli("run tests/bad/" + y + ".yaml");
-            check_one_line_error(r, expected);
-        }
-    }
+    CHECK(total >= 100);
+    fs::remove(out);
 }
 
 TEST_CASE("bad input: command-line errors", "[bad]") {

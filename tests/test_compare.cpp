@@ -318,11 +318,12 @@ TEST_CASE("compare: bad inputs exit 2 with one line") {
     const std::string schema = tmp.write("schema.json", wrong_schema.dump());
     // {arguments, what stderr must contain}; stderr is one line "FILE: error: ..." in each case.
     const std::vector<std::pair<std::string, std::string>> cases = {
-        {quoted(scenario, schema), schema + ": error: schema is \"hetsim.report\""},
+        {quoted(scenario, schema), schema + ":1:"},  // the line and column of the schema value
+        {quoted(scenario, schema), ": error: schema is \"hetsim.report\", expected \"hetsim.measured\""},
         {quoted(scenario, tmp.write("version.json", wrong_version.dump())), "version 7 is not supported"},
         {quoted(scenario, tmp.write("count.json", short_ops.dump())), "has 8 ops but the scenario lowers to 9"},
-        {quoted(scenario, tmp.write("broken.json", "{\"schema\": ")), "broken.json: error: not valid JSON"},
-        {quoted(scenario, tmp.path("missing.json")), "cannot read measured timeline"},
+        {quoted(scenario, tmp.write("broken.json", "{\"schema\": ")), "broken.json:1:12: error: not valid JSON: syntax error while parsing value - unexpected end of input"},
+        {quoted(scenario, tmp.path("missing.json")), "cannot read the file (No such file or directory)"},
         {quoted(tmp.path("missing.yaml"), schema), "missing.yaml"},
         {quoted(scenario, schema) + " --format xml", "expected text or json"},
         {quoted(scenario, schema) + " --top -1", "--top"},

@@ -1,0 +1,58 @@
+#include "frontend/limits.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "frontend/expr.hpp"
+
+namespace hetsim {
+
+uint64_t default_max_memory() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return uint64_t{64} << 30;
+    return static_cast<uint64_t>(pages) / 4 * 3 * static_cast<uint64_t>(page);
+}
+
+uint64_t estimated_run_bytes(const Program& p, uint64_t per_op) {
+    uint64_t b = p.ops.capacity() * sizeof(Op) + p.iter_indices.capacity() * sizeof(uint32_t) +
+                 p.uses.capacity() * sizeof(uint32_t) + p.after.capacity() * sizeof(uint32_t) +
+                 p.locs.capacity() * sizeof(SourceLoc) + p.names.capacity() * sizeof(std::string);
+    // Interned labels: assume short ones (their count, not their text, is what grows).
+    b += p.names.size() * 32;
+    return b + p.ops.size() * per_op;
+}
+
+std::string bytes_text(uint64_t bytes) {
+    char buf[32];
+    if (bytes >= (uint64_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.3g GiB", static_cast<double>(bytes) / (1 << 30));
+    else if (bytes >= (uint64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.3g MiB", static_cast<double>(bytes) / (1 << 20));
+    else std::snprintf(buf, sizeof buf, "%.3g KiB", static_cast<double>(bytes) / 1024);
+    return buf;
+}
+
+void check_memory_cap(const Program& p, uint64_t cap, uint64_t per_op, const SourceLoc& where) {
+    if (cap == 0) return;
+    const uint64_t need = estimated_run_bytes(p, per_op);
+    if (need <= cap) return;
+    throw InputError(where, "the scenario needs more memory than the cap of " + bytes_text(cap) + " (--max-memory): at " +
+                                std::to_string(p.ops.size()) + " ops it already needs about " + bytes_text(need) +
+                                " (about " + std::to_string(per_op) +
+                                " bytes per op for the run and its reports); lower the loop counts, or raise the cap with --max-memory "
+                                "(e.g. --max-memory 64GiB) if this machine has the memory");
+}
+
+uint64_t parse_max_memory(const std::string& text) {
+    if (text == "0") return 0;
+    Value v;
+    try {
+        v = parse_literal(text);
+    } catch (const std::exception& e) {
+        throw InputError({"--max-memory"}, std::string(e.what()) + "; expected a size such as 8GiB (0: no cap)");
+    }
+    if (v.dim != Dim::Bytes || v.i <= 0)
+        throw InputError({"--max-memory"}, "expected a size such as 8GiB (0: no cap), got '" + text + "'");
+    return static_cast<uint64_t>(v.i);
+}
+
+}  // namespace hetsim

@@ -1,0 +1,219 @@
+#include "report/json_input.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace hetsim::report {
+namespace {
+
+using nlohmann::json;
+
+// Line and column (1-based, column in bytes) of byte offset `off` of `text`.
+SourceLoc loc_at(const std::string& file, const std::string& text, size_t off) {
+    SourceLoc l{file, 1, 1};
+    for (size_t i = 0; i < off && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++l.line;
+            l.col = 1;
+        } else {
+            ++l.col;
+        }
+    }
+    return l;
+}
+
+// nlohmann's message without its "[json.exception...] parse error at line L, column C: " prefix,
+// with bytes that are not printable ASCII written as \xNN so the message stays one clean line.
+std::string parse_reason(const std::string& what) {
+    std::string s = what;
+    if (auto p = s.find("column "); p != std::string::npos)
+        if (auto q = s.find(": ", p); q != std::string::npos) s = s.substr(q + 2);
+    std::string out;
+    for (unsigned char c : s) {
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\x%02x", c);
+            out += b;
+        }
+    }
+    return out;
+}
+
+// A minimal scanner over valid JSON text: skips values and finds object members / array items.
+class Scanner {
+public:
+    explicit Scanner(const std::string& t) : t_(t) {}
+    void ws(size_t& i) const {
+        while (i < t_.size() && (t_[i] == ' ' || t_[i] == '\t' || t_[i] == '\n' || t_[i] == '\r')) ++i;
+    }
+    // i at '"'; returns the index after the closing quote.
+    size_t skip_string(size_t i) const {
+        for (++i; i < t_.size(); ++i) {
+            if (t_[i] == '\\') ++i;
+            else if (t_[i] == '"') return i + 1;
+        }
+        return t_.size();
+    }
+    size_t skip_value(size_t i) const {
+        ws(i);
+        if (i >= t_.size()) return i;
+        if (t_[i] == '"') return skip_string(i);
+        if (t_[i] == '{' || t_[i] == '[') {
+            int depth = 0;
+            for (; i < t_.size(); ++i) {
+                char c = t_[i];
+                if (c == '"') {
+                    i = skip_string(i) - 1;
+                } else if (c == '{' || c == '[') {
+                    ++depth;
+                } else if (c == '}' || c == ']') {
+                    if (--depth == 0) return i + 1;
+                }
+            }
+            return i;
+        }
+        while (i < t_.size() && t_[i] != ',' && t_[i] != '}' && t_[i] != ']' && !std::isspace(static_cast<unsigned char>(t_[i]))) ++i;
+        return i;
+    }
+    // i at '{': the start of the value of member `key`, or npos.
+    size_t member(size_t i, const std::string& key) const {
+        size_t found = std::string::npos;
+        ++i;
+        for (;;) {
+            ws(i);
+            if (i >= t_.size() || t_[i] != '"') return found;
+            size_t k_end = skip_string(i);
+            std::string k;
+            try {
+                k = json::parse(t_.substr(i, k_end - i)).get<std::string>();
+            } catch (const json::exception&) {
+                return found;
+            }
+            i = k_end;
+            ws(i);
+            if (i >= t_.size() || t_[i] != ':') return found;
+            ++i;
+            ws(i);
+            if (k == key) found = i;  // the last duplicate wins, as in nlohmann::json
+            i = skip_value(i);
+            ws(i);
+            if (i >= t_.size() || t_[i] != ',') return found;
+            ++i;
+        }
+    }
+    // i at '[': the start of item `n`, or npos.
+    size_t item(size_t i, size_t n) const {
+        ++i;
+        for (size_t k = 0;; ++k) {
+            ws(i);
+            if (i >= t_.size() || t_[i] == ']') return std::string::npos;
+            if (k == n) return i;
+            i = skip_value(i);
+            ws(i);
+            if (i >= t_.size() || t_[i] != ',') return std::string::npos;
+            ++i;
+        }
+    }
+
+private:
+    const std::string& t_;
+};
+
+}  // namespace
+
+json read_json_file(const std::string& path, const std::string& expected, std::string* text_out) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw InputError(SourceLoc{path}, "is a directory; it should be a file: " + expected);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(SourceLoc{path}, std::string("cannot read the file (") + std::strerror(errno) + "); it should be " + expected);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    size_t first = 0;
+    Scanner(text).ws(first);
+    if (first == text.size()) throw InputError(SourceLoc{path, 1, 1}, "the file is empty; it should be " + expected);
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        // e.byte is 1-based: the byte at which the parser gave up.
+        const size_t off = e.byte > 0 ? e.byte - 1 : 0;
+        throw InputError(loc_at(path, text, off), "not valid JSON: " + parse_reason(e.what()) + " (the file should be " + expected + ")");
+    } catch (const json::exception& e) {
+        // A number too large for a double ("number overflow parsing '1e999'"): point at it.
+        std::string reason = parse_reason(e.what());
+        if (auto p = reason.find("] "); p != std::string::npos) reason = reason.substr(p + 2);
+        size_t off = 0;
+        if (auto q = reason.find('\''); q != std::string::npos)
+            if (auto r = reason.find('\'', q + 1); r != std::string::npos)
+                if (auto at = text.find(reason.substr(q + 1, r - q - 1)); at != std::string::npos) off = at;
+        throw InputError(loc_at(path, text, off), "not valid JSON: " + reason + " (the file should be " + expected + ")");
+    }
+    if (text_out) *text_out = std::move(text);
+    return j;
+}
+
+JsonPath parse_json_path(const std::string& dotted) {
+    JsonPath p;
+    std::string cur;
+    auto flush = [&] {
+        if (!cur.empty()) p.emplace_back(cur);
+        cur.clear();
+    };
+    for (size_t i = 0; i < dotted.size(); ++i) {
+        char c = dotted[i];
+        if (c == '.') {
+            flush();
+        } else if (c == '[') {
+            flush();
+            size_t close = dotted.find(']', i);
+            if (close == std::string::npos) break;
+            try {
+                p.emplace_back(static_cast<size_t>(std::stoull(dotted.substr(i + 1, close - i - 1))));
+            } catch (const std::exception&) {
+                break;
+            }
+            i = close;
+        } else {
+            cur += c;
+        }
+    }
+    flush();
+    return p;
+}
+
+SourceLoc json_loc(const std::string& file, const std::string& text, const JsonPath& path) {
+    Scanner s(text);
+    size_t i = 0;
+    s.ws(i);
+    if (i >= text.size()) return SourceLoc{file};
+    for (const auto& step : path) {
+        size_t next = std::string::npos;
+        if (const auto* key = std::get_if<std::string>(&step)) {
+            if (text[i] == '{') next = s.member(i, *key);
+        } else if (text[i] == '[') {
+            next = s.item(i, std::get<size_t>(step));
+        }
+        if (next == std::string::npos || next >= text.size()) break;
+        i = next;
+    }
+    return loc_at(file, text, i);
+}
+
+SourceLoc json_file_loc(const std::string& file, const std::string& dotted) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return SourceLoc{file};
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return json_loc(file, ss.str(), parse_json_path(dotted));
+}
+
+}  // namespace hetsim::report

@@ -1,0 +1,36 @@
+// Reading JSON input files (measured timelines, microbenchmark samples) so that every error names
+// file:line:col. nlohmann::json keeps no source positions, so the position of a value is found
+// again in the text by its path when an error is reported (errors only; no cost otherwise).
+#pragma once
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
+
+namespace hetsim::report {
+
+// Reads and parses `path`. `expected` says what the file should be, e.g. "a measured timeline
+// (hetsim-runner -o)"; it ends the messages. Throws InputError for an unreadable file, a
+// directory, an empty file and malformed JSON (at the line and column of the syntax error).
+// `text`, when given, receives the file's contents (for json_loc).
+nlohmann::json read_json_file(const std::string& path, const std::string& expected, std::string* text = nullptr);
+
+// A path into a JSON document: object keys and array indices.
+using JsonPath = std::vector<std::variant<std::string, size_t>>;
+
+// Parses a path written as in messages: `benchmarks.copy_sweep.points[3].size`.
+JsonPath parse_json_path(const std::string& dotted);
+
+// Where the value at `path` starts in `text` (a valid JSON document), as file:line:col; where
+// the path leaves the document, the deepest existing value on it (e.g. the object lacking a
+// key). Line 0 when `text` is empty or not valid JSON.
+SourceLoc json_loc(const std::string& file, const std::string& text, const JsonPath& path);
+
+// json_loc of the value at `dotted` (as parse_json_path reads it) in the file `file`, read again;
+// {file} without a line when the file cannot be read. For error messages only.
+SourceLoc json_file_loc(const std::string& file, const std::string& dotted);
+
+}  // namespace hetsim::report

@@ -1,0 +1,185 @@
+// Limits and deadlocks: the engine names the ops left pending when no event remains and what
+// they wait on; the simulated-time cap stops a run; --max-ops and --max-memory stop expansion
+// with a message saying how to raise them.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "cli_util.hpp"
+#include "frontend/scenario.hpp"
+#include "sim/engine.hpp"
+
+using namespace hetsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A hand-built program (the frontend rejects these shapes): what a lowered program file or a
+// frontend bug could hand to the engine.
+struct Builder {
+    Program p;
+    Builder(bool tasks) {
+        p.tasks_form = tasks;
+        p.streams.push_back(Stream{"default", StreamKind::Legacy, 0, -1});
+    }
+    int32_t thread(const std::string& name) {
+        p.threads.push_back(HostThread{name, {}});
+        return static_cast<int32_t>(p.threads.size() - 1);
+    }
+    int32_t stream(const std::string& name) {
+        p.streams.push_back(Stream{name, StreamKind::NonBlocking, 0, -1});
+        return static_cast<int32_t>(p.streams.size() - 1);
+    }
+    int32_t event(const std::string& name) {
+        p.events.push_back(Event{name});
+        return static_cast<int32_t>(p.events.size() - 1);
+    }
+    uint32_t op(const std::string& name, OpKind kind, int32_t thread, int32_t stream = kNone, std::vector<uint32_t> after = {}) {
+        Op o;
+        o.kind = kind;
+        o.thread = thread;
+        o.stream = stream;
+        o.duration = Time::us(10);
+        o.name = static_cast<uint32_t>(p.names.size());
+        p.names.push_back(name);
+        o.after_begin = static_cast<uint32_t>(p.after.size());
+        for (uint32_t a : after) p.after.push_back(a);
+        o.after_count = static_cast<uint32_t>(after.size());
+        const uint32_t i = static_cast<uint32_t>(p.ops.size());
+        p.ops.push_back(o);
+        if (thread >= 0) p.threads[static_cast<size_t>(thread)].ops.push_back(i);
+        else p.gpu_tasks.push_back(i);
+        return i;
+    }
+};
+
+const HwProfile& h200() {
+    static const HwProfile hw = load_scenario_text("threads: {main: [{host: x, duration: 1us}]}", "hw.yaml").profile;
+    return hw;
+}
+
+std::string deadlock_message(const Program& p) {
+    try {
+        simulate(p, h200());
+    } catch (const DeadlockError& e) {
+        return e.what();
+    }
+    return "(no deadlock reported)";
+}
+
+}  // namespace
+
+TEST_CASE("limits: two host threads waiting on each other deadlock, named with what they wait on") {
+    // Tasks form: a on thread A waits for d on thread B, whose first op c waits for b, which
+    // thread A reaches only after a. Nothing can move; the engine runs out of events.
+    Builder b(true);
+    int32_t ta = b.thread("A"), tb = b.thread("B");
+    b.op("a", OpKind::HostWork, ta, kNone, {3});
+    b.op("b", OpKind::HostWork, ta);
+    b.op("c", OpKind::HostWork, tb, kNone, {1});
+    b.op("d", OpKind::HostWork, tb);
+    const std::string m = deadlock_message(b.p);
+    INFO(m);
+    CHECK_THAT(m, Contains("deadlock: 4 ops never finished when no event remained"));
+    CHECK_THAT(m, Contains("\n  a (host): waits on d (after)"));
+    CHECK_THAT(m, Contains("\n  b (host): its host thread 'A' never reached it (it is blocked at a)"));
+    CHECK_THAT(m, Contains("\n  c (host): waits on b (after)"));
+    CHECK_THAT(m, Contains("\n  d (host): its host thread 'B' never reached it (it is blocked at c)"));
+}
+
+TEST_CASE("limits: a stream waiting on work that a blocked host thread would issue deadlocks") {
+    // Tasks form: kernel k on stream s runs after host op late; the host thread reaches late
+    // only after sync, a stream_sync on s, which waits for k.
+    Builder b(true);
+    int32_t t = b.thread("main");
+    int32_t s = b.stream("s");
+    b.op("k", OpKind::Kernel, kNone, s, {2});
+    b.op("sync", OpKind::StreamSync, t, s);
+    b.op("late", OpKind::HostWork, t);
+    const std::string m = deadlock_message(b.p);
+    INFO(m);
+    CHECK_THAT(m, Contains("deadlock: 3 ops never finished"));
+    CHECK_THAT(m, Contains("\n  k (kernel): waits on late (after)"));
+    CHECK_THAT(m, Contains("\n  late (host): its host thread 'main' never reached it (it is blocked at sync)"));
+}
+
+TEST_CASE("limits: an op waiting on a later op of its own thread deadlocks") {
+    Builder b(true);
+    int32_t t = b.thread("main");
+    b.op("first", OpKind::HostWork, t, kNone, {1});
+    b.op("second", OpKind::HostWork, t);
+    const std::string m = deadlock_message(b.p);
+    INFO(m);
+    CHECK_THAT(m, Contains("deadlock: 2 ops never finished"));
+    CHECK_THAT(m, Contains("first (host): waits on second (after)"));
+    CHECK_THAT(m, Contains("second (host): its host thread 'main' never reached it (it is blocked at first)"));
+}
+
+TEST_CASE("limits: a program that can finish reports no deadlock") {
+    // The same shape as the two-thread deadlock with the cycle broken: the check is not a false alarm.
+    Builder b(true);
+    int32_t ta = b.thread("A"), tb = b.thread("B");
+    b.op("a", OpKind::HostWork, ta);
+    b.op("b", OpKind::HostWork, ta);
+    b.op("c", OpKind::HostWork, tb, kNone, {1});
+    b.op("d", OpKind::HostWork, tb);
+    Timeline tl = simulate(b.p, h200());
+    CHECK(tl.end_to_end == Time::us(40));  // a, b on A; c (after b), d on B
+}
+
+TEST_CASE("limits: the simulated-time cap stops the run") {
+    Scenario sc = load_scenario_text("threads: {main: [{repeat: 100, do: [{host: x, duration: 1ms}]}]}", "t.yaml");
+    EngineOptions eo;
+    eo.time_limit = Time::ms(50);
+    CHECK_THROWS_WITH(simulate(sc.program, sc.profile, eo),
+                      Contains("simulated time passed the limit of 50000000 ns; raise it with --time-limit"));
+    eo.time_limit = Time::ms(100);
+    CHECK(simulate(sc.program, sc.profile, eo).end_to_end == Time::ms(100));
+}
+
+TEST_CASE("limits: --max-memory stops loop expansion early with a message saying how to raise it") {
+    const std::string yaml = "threads:\n  main:\n    - repeat: 1000000\n      do:\n        - host: step\n          duration: 1us\n";
+    LoadOptions lo;
+    lo.max_memory = uint64_t{1} << 20;  // 1 MiB: about 2000 ops
+    try {
+        load_scenario_text(yaml, "big.yaml", lo);
+        FAIL("no error");
+    } catch (const InputError& e) {
+        const std::string m = e.what();
+        INFO(m);
+        CHECK(m.rfind("big.yaml:5:11: error: the scenario needs more memory than the cap of 1 MiB (--max-memory): at 2048 ops", 0) == 0);
+        CHECK_THAT(m, Contains("raise the cap with --max-memory"));
+    }
+    // The same loop at 2000 iterations fits, and the default cap does not get in the way.
+    const std::string small = "threads:\n  main:\n    - repeat: 2000\n      do:\n        - host: step\n          duration: 1us\n";
+    CHECK(load_scenario_text(small, "small.yaml", lo).program.ops.size() == 2000);
+    CHECK(LoadOptions{}.max_memory > (uint64_t{64} << 20));
+    CHECK(estimated_run_bytes(load_scenario_text(small, "small.yaml", lo).program) >= 2000 * kRunBytesPerOp);
+    // A JSON report costs more per op: the same cap stops the same loop sooner.
+    lo.run_bytes_per_op = kJsonRunBytesPerOp;
+    CHECK_THROWS_WITH(load_scenario_text(small, "small.yaml", lo), Contains("at 256 ops it already needs about"));
+}
+
+TEST_CASE("limits: --max-memory and --max-ops on the command line") {
+    using hetsim_test::cli;
+    hetsim_test::Cli r = cli("run scenarios/examples/chunked_pipeline.yaml --max-memory 4KiB");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("scenarios/examples/chunked_pipeline.yaml:") &&
+                          Contains(": error: the scenario needs more memory than the cap of 4 KiB (--max-memory)"));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --max-memory lots");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("--max-memory: error: ") && Contains("expected a size such as 8GiB"));
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --max-memory 2s");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "--max-memory: error: expected a size such as 8GiB (0: no cap), got '2s'\n");
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --max-memory 0 --format json");
+    CHECK(r.exit_code == 0);
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --max-ops 5");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("raise the cap with --max-ops"));
+    r = cli("compare tests/bad/measured/scenario.yaml tests/bad/measured/06_other_schema.json --max-memory 1B");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("(--max-memory)"));
+}
