@@ -139,6 +139,7 @@ private:
     };
     std::unordered_map<size_t, OpTemplate> templates_;
     uint32_t emit_interned(Op op, uint32_t name_id, uint32_t loc_id, const YAML::Node& where);
+    void check_caps(const YAML::Node& where) const;
     // Compiled array indices (resolve): postfix code per node, see fast_index.
     struct IndexCode {
         enum Kind : uint8_t { kConst, kVar, kOp };

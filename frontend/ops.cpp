@@ -208,9 +208,7 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
 // emit() for an op whose label and source position are already interned.
 uint32_t Lowerer::emit_interned(Op op, uint32_t name_id, uint32_t loc_id, const YAML::Node& where) {
     auto& pg = sc_.program;
-    if (pg.ops.size() >= opts_.max_ops)
-        fail_at(where, "the scenario expands to more than " + std::to_string(opts_.max_ops) +
-                           " ops; raise the cap with --max-ops if this is intended");
+    check_caps(where);
     op.name = name_id;
     op.loc = loc_id;
     op.iter_begin = static_cast<uint32_t>(pg.iter_indices.size());
@@ -255,12 +253,17 @@ void Lowerer::parse_graphs(const YAML::Node& n) {
     }
 }
 
-uint32_t Lowerer::emit(Op op, const YAML::Node& where, const std::string& label) {
+// The caps on ops (--max-ops) and on memory (--max-memory), before one more op is emitted.
+void Lowerer::check_caps(const YAML::Node& where) const {
     if (sc_.program.ops.size() >= opts_.max_ops)
         fail_at(where, "the scenario expands to more than " + std::to_string(opts_.max_ops) +
                            " ops; raise the cap with --max-ops if this is intended");
     if (const size_t n = sc_.program.ops.size(); (n & (n - 1)) == 0 || n % 1024 == 0)  // cheap: every 1024 ops
         check_memory_cap(sc_.program, opts_.max_memory, opts_.run_bytes_per_op, loc(where));
+}
+
+uint32_t Lowerer::emit(Op op, const YAML::Node& where, const std::string& label) {
+    check_caps(where);
     op.name = intern_name(label);
     op.loc = intern_loc(where);
     op.iter_begin = static_cast<uint32_t>(sc_.program.iter_indices.size());
