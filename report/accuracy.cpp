@@ -77,6 +77,15 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
     rep.median_abs = median(abs_errors);
     rep.p90_abs = quantile(abs_errors, 0.9);
     rep.max_abs = *std::max_element(abs_errors.begin(), abs_errors.end());
+    std::vector<double> stable;
+    for (const auto& a : rep.scenarios)
+        if (a.spread <= AccuracyReport::kStableSpread) stable.push_back(std::fabs(a.error));
+    rep.stable = stable.size();
+    if (!stable.empty()) {
+        rep.stable_median_abs = median(stable);
+        rep.stable_p90_abs = quantile(stable, 0.9);
+        rep.stable_max_abs = *std::max_element(stable.begin(), stable.end());
+    }
     rep.pass = rep.median_abs <= max_median &&
                std::all_of(rep.scenarios.begin(), rep.scenarios.end(), [](const ScenarioAccuracy& s) { return s.pass; });
     return rep;
