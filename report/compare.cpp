@@ -92,17 +92,6 @@ bool blocking(const Op& op) {
     }
 }
 
-json metrics_json(const Metrics& m) {
-    return {{"serial_ns", ns_value(m.serial)},
-            {"elapsed_ns", ns_value(m.elapsed)},
-            {"speedup", m.speedup},
-            {"hidden_ns", ns_value(m.hidden)},
-            {"exposed_sync_ns", ns_value(m.exposed_sync)},
-            {"gpu_active_union_ns", ns_value(m.gpu_active_union)},
-            {"gpu_active_fraction", m.gpu_active_fraction},
-            {"exposed_sync_fraction", m.exposed_sync_fraction}};
-}
-
 json op_error_json(const Program& p, const OpError& e) {
     json j = {{"index", e.op}, {"name", p.op_name(e.op)}, {"kind", to_string(p.ops[e.op].kind)}};
     if (!e.compared) {

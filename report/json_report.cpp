@@ -104,6 +104,17 @@ json ns_value(Time t) {
     return static_cast<double>(t.ps()) / 1000.0;
 }
 
+json metrics_json(const Metrics& m) {
+    return {{"serial_ns", ns_value(m.serial)},
+            {"elapsed_ns", ns_value(m.elapsed)},
+            {"speedup", m.speedup},
+            {"hidden_ns", ns_value(m.hidden)},
+            {"exposed_sync_ns", ns_value(m.exposed_sync)},
+            {"gpu_active_union_ns", ns_value(m.gpu_active_union)},
+            {"gpu_active_fraction", m.gpu_active_fraction},
+            {"exposed_sync_fraction", m.exposed_sync_fraction}};
+}
+
 json to_json(const Program& p, const Timeline& t, const Analysis& a) {
     json j;
     j["scenario"] = p.source;
@@ -115,15 +126,7 @@ json to_json(const Program& p, const Timeline& t, const Analysis& a) {
                        {"utilization", r.utilization}, {"hidden_ns", ns_value(r.hidden)}});
     j["resources"] = std::move(res);
 
-    const Metrics& m = a.metrics;
-    j["metrics"] = {{"serial_ns", ns_value(m.serial)},
-                    {"elapsed_ns", ns_value(m.elapsed)},
-                    {"speedup", m.speedup},
-                    {"hidden_ns", ns_value(m.hidden)},
-                    {"exposed_sync_ns", ns_value(m.exposed_sync)},
-                    {"gpu_active_union_ns", ns_value(m.gpu_active_union)},
-                    {"gpu_active_fraction", m.gpu_active_fraction},
-                    {"exposed_sync_fraction", m.exposed_sync_fraction}};
+    j["metrics"] = metrics_json(a.metrics);
 
     json steps = json::array();
     for (const CriticalStep& s : a.critical_path)

@@ -13,6 +13,9 @@ namespace hetsim::report {
 // (printed in shortest form, so 1500 ps is 1.5).
 nlohmann::json ns_value(Time t);
 
+// The overlap metrics as the "metrics" object of a report (also used by `hetsim compare`).
+nlohmann::json metrics_json(const Metrics& m);
+
 // Keys: scenario, end_to_end_ns, resources, metrics, critical_path {steps, share}, ops, warnings.
 // Each op: name, kind, lane/start_ns/end_ns (GPU phase if any, else host phase), host_lane,
 // host_start_ns, host_end_ns, host_cause, gpu_lane (stream), gpu_start_ns, gpu_end_ns, gpu_cause,
