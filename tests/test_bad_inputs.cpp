@@ -16,6 +16,8 @@
 #include <sstream>
 #include <string>
 
+#include "cli_util.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -27,19 +29,10 @@ struct CliResult {
 
 // Runs `hetsim <args>` in the repository root; stdout is discarded, stderr captured.
 CliResult run_cli(const std::string& args) {
-    // `timeout` (where present) turns a hang into a failure instead of a stuck test run.
-    std::string cli = "'" HETSIM_CLI_PATH "' " + args;
-    std::string cmd = "cd '" HETSIM_SOURCE_DIR "' && { if command -v timeout >/dev/null 2>&1; then timeout 60 " + cli +
-                      "; else " + cli + "; fi; } 2>&1 >/dev/null";
+    hetsim_test::Cli c = hetsim_test::cli(args);  // tests/cli_util.hpp: a timeout turns a hang into a failure
     CliResult r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.err.append(buf, n);
-    int status = pclose(p);
-    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
+    r.exit_code = c.exit_code;
+    r.err = c.err;
     return r;
 }
 

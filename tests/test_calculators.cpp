@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "models/calculators.hpp"
+#include "cli_util.hpp"
 
 #ifndef HETSIM_CLI_PATH
 #define HETSIM_CLI_PATH ""
@@ -192,28 +193,10 @@ bool cli_available() {
     return !path.empty() && std::filesystem::exists(path);
 }
 
-// Runs `hetsim <args>` through the shell; `args` must already be shell-safe.
+// Runs `hetsim <args>` (tests/cli_util.hpp); `args` must already be shell-safe.
 CliRun run_cli(const std::string& args) {
-    static int counter = 0;
-    const auto err_path = std::filesystem::temp_directory_path() /
-                          ("hetsim-calc-test-" + std::to_string(::getpid()) + "-" +
-                           std::to_string(counter++) + ".err");
-    const std::string cmd = std::string("'") + HETSIM_CLI_PATH + "' " + args + " 2>'" +
-                            err_path.string() + "'";
-    CliRun r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-    const int status = ::pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream err(err_path);
-    std::ostringstream ss;
-    ss << err.rdbuf();
-    r.err = ss.str();
-    std::filesystem::remove(err_path);
-    return r;
+    hetsim_test::Cli c = hetsim_test::cli(args);
+    return CliRun{c.exit_code, c.out, c.err};
 }
 
 // Whitespace-separated tokens of each output line whose first token is `key`.

@@ -25,6 +25,7 @@
 #include "report/svg_timeline.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
+#include "cli_util.hpp"
 
 using namespace hetsim;
 using namespace hetsim::report;
@@ -122,20 +123,10 @@ struct CliRun {
     std::string out, err;
 };
 
-// Runs `hetsim compare <args>` in the repository root; `args` must be shell-safe.
-CliRun compare_cli(const TempDir& tmp, const std::string& args) {
-    const std::string err_path = tmp.path("stderr.txt");
-    const std::string cmd = "cd '" HETSIM_SOURCE_DIR "' && '" HETSIM_CLI_PATH "' compare " + args + " 2>'" + err_path + "'";
-    CliRun r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buf[4096];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-    const int status = ::pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = slurp(err_path);
-    return r;
+// Runs `hetsim compare <args>` in the repository root (tests/cli_util.hpp); `args` must be shell-safe.
+CliRun compare_cli(const TempDir&, const std::string& args) {
+    hetsim_test::Cli c = hetsim_test::cli("compare " + args);
+    return CliRun{c.exit_code, c.out, c.err};
 }
 
 // Two paths, single-quoted for the shell.
