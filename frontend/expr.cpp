@@ -322,8 +322,8 @@ private:
         std::string lit = s_.substr(at, p_ - at);
         if (unit.empty()) {
             if (exp10 >= 0 && exp10 < 19) {
-                i128 v = mant;
-                for (int k = 0; k < exp10; ++k) v *= 10;
+                i128 v = mant;  // up to 30 digits: stop scaling once past 64 bits (no i128 overflow)
+                for (int k = 0; k < exp10 && v <= static_cast<i128>(INT64_MAX); ++k) v *= 10;
                 if (v <= static_cast<i128>(INT64_MAX)) return Value::integer(static_cast<int64_t>(v));
             }
             if (exp10 > 300) throw ExprError(at, "'" + lit + "' is out of range (values must fit in 64 bits)");
