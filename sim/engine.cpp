@@ -81,8 +81,7 @@ struct ActiveCopy {
 };
 
 struct CopyQueue {
-    int32_t current = -1;
-    std::deque<uint32_t> waiting;
+    std::deque<uint32_t> waiting;  // ready copies behind the running one (ActiveCopy)
 };
 
 struct ActiveKernel {
@@ -209,7 +208,7 @@ private:
             case OpKind::Prefetch: {
                 // A prefetch to the device holds the host for part of its transfer (measured).
                 Time hold;
-                if (op.to_device && hw_.um_prefetch_host_block > 0 && hw_.rules.um_migration) {
+                if (op.to_device && hw_.um_prefetch_host_block > 0) {
                     uint64_t bytes = to_move(static_cast<uint32_t>(op.buffer), true, op.bytes);
                     hold = Time::ps(static_cast<int64_t>(static_cast<double>(transfer_time(bytes, hw_.um_prefetch_h2d_bw).ps()) *
                                                          std::min(1.0, hw_.um_prefetch_host_block)));
@@ -232,7 +231,6 @@ private:
                 if (rec < 0) warn_unrecorded(i);
                 // An event without cudaEventBlockingSync spins even under blocking-sync scheduling.
                 Time wake = pg_.events[op.event].blocking_sync ? hw_.blocking_sync_wakeup : hw_.sync_wakeup;
-                if (!hw_.rules.sync_wakeup) wake = Time{};
                 return block_on(t, i, {rec}, call + hw_.sync_call_cost, wake);
             }
             case OpKind::DeviceSync: return block_on(t, i, stream_last_, call + hw_.sync_call_cost, wakeup());
@@ -347,7 +345,7 @@ private:
             note_host_touch(i);
             Time staged = called + stage(i, op.bytes);
             submit(i, called, false);
-            if (hw_.staging_pool && op.bytes > hw_.staging_pool && !done_[i] && !tl_.ops[i].has_gpu()) {
+            if (hw_.staging_pool && op.bytes > hw_.staging_pool) {  // the DMA cannot have started yet
                 pool_wait_[i] = PoolWait{t, called};
                 return;  // finished when the DMA starts (start_copy)
             }
@@ -435,14 +433,18 @@ private:
         return std::min(hw_.um_block, size - k * hw_.um_block);
     }
 
+    // Blocks [0, n) that cover the first `upto_bytes` of managed buffer b.
+    uint64_t blocks_upto(uint32_t b, uint64_t upto_bytes) const {
+        uint64_t bytes = std::min(upto_bytes, pg_.buffers[b].bytes);
+        return std::min<uint64_t>(um_[b].on_device.size(), (bytes + hw_.um_block - 1) / hw_.um_block);
+    }
+
     // Moves blocks [0, upto) of buffer b to the device (or host); returns the bytes that moved.
     uint64_t migrate(uint32_t b, bool to_device, uint64_t upto_bytes = UINT64_MAX) {
         ManagedState& m = um_[b];
         if (m.on_device.empty() || !hw_.rules.um_migration) return 0;
-        if (to_device ? m.device_blocks == m.on_device.size() : m.device_blocks == 0) {
-            if (upto_bytes == UINT64_MAX) return 0;
-        }
-        uint64_t last = std::min<uint64_t>(m.on_device.size(), (std::min(upto_bytes, pg_.buffers[b].bytes) + hw_.um_block - 1) / hw_.um_block);
+        if (to_device ? m.device_blocks == m.on_device.size() : m.device_blocks == 0) return 0;  // all there
+        uint64_t last = blocks_upto(b, upto_bytes);
         uint64_t moved = 0;
         for (uint64_t k = 0; k < last; ++k) {
             if (m.on_device[k] == (to_device ? 1 : 0)) continue;
@@ -457,7 +459,7 @@ private:
     uint64_t to_move(uint32_t b, bool to_device, uint64_t upto_bytes) const {
         const ManagedState& m = um_[b];
         if (m.on_device.empty() || !hw_.rules.um_migration) return 0;
-        uint64_t last = std::min<uint64_t>(m.on_device.size(), (std::min(upto_bytes, pg_.buffers[b].bytes) + hw_.um_block - 1) / hw_.um_block);
+        uint64_t last = blocks_upto(b, upto_bytes);
         uint64_t bytes = 0;
         for (uint64_t k = 0; k < last; ++k)
             if (m.on_device[k] != (to_device ? 1 : 0)) bytes += block_bytes(b, k);
@@ -539,12 +541,13 @@ private:
         int32_t s = op.stream;
         StreamKind sk = pg_.streams[s].kind;
         add_dep(i, stream_last_[s], CauseKind::StreamOrder);
-        if (!hw_.rules.legacy_sync) {
-        } else if (sk == StreamKind::Legacy) {
-            for (size_t b = 1; b < pg_.streams.size(); ++b)
-                if (pg_.streams[b].kind == StreamKind::Blocking) add_dep(i, stream_last_[b], CauseKind::Legacy);
-        } else if (sk == StreamKind::Blocking) {
-            add_dep(i, stream_last_[0], CauseKind::Legacy);
+        if (hw_.rules.legacy_sync) {
+            if (sk == StreamKind::Legacy) {
+                for (size_t b = 1; b < pg_.streams.size(); ++b)
+                    if (pg_.streams[b].kind == StreamKind::Blocking) add_dep(i, stream_last_[b], CauseKind::Legacy);
+            } else if (sk == StreamKind::Blocking) {
+                add_dep(i, stream_last_[0], CauseKind::Legacy);
+            }
         }
         if (op.kind == OpKind::StreamWaitEvent) {
             int32_t rec = event_last_[op.event];
@@ -655,7 +658,7 @@ private:
                     q_.push(now_ + copy_work(i, dir), prio(kGpuDone), kGpuDone, i);
                     return;
                 }
-                if (cq.current < 0) start_copy(i, dir);
+                if (active_copy_[static_cast<int>(dir)].op < 0) start_copy(i, dir);
                 else cq.waiting.push_back(i);
                 return;
             }
@@ -772,7 +775,6 @@ private:
         c.work_left = copy_work(i, dir);
         c.last = now_;
         c.factor = copy_factor(d);
-        copy_[d].current = static_cast<int32_t>(i);
         schedule_copy(d);
         rescale_copy(1 - d);
     }
@@ -783,7 +785,6 @@ private:
         uint32_t i = static_cast<uint32_t>(c.op);
         c.op = -1;
         CopyQueue& cq = copy_[dir];
-        cq.current = -1;
         if (!cq.waiting.empty()) {
             uint32_t next = cq.waiting.front();
             cq.waiting.pop_front();
