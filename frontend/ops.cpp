@@ -19,6 +19,22 @@ const std::vector<std::string>& op_kinds() {
     return k;
 }
 
+// The allocation calls: their op kinds, and whether they are stream-ordered (take `stream`).
+struct AllocKind {
+    const char* name;
+    OpKind kind;
+    bool stream_ordered;
+};
+constexpr AllocKind kAllocKinds[] = {{"malloc", OpKind::Malloc, false},          {"free", OpKind::Free, false},
+                                     {"malloc_host", OpKind::MallocHost, false}, {"free_host", OpKind::FreeHost, false},
+                                     {"host_register", OpKind::HostRegister, false},
+                                     {"malloc_async", OpKind::MallocAsync, true}, {"free_async", OpKind::FreeAsync, true}};
+const AllocKind* alloc_kind(const std::string& kind) {
+    for (const AllocKind& a : kAllocKinds)
+        if (kind == a.name) return &a;
+    return nullptr;
+}
+
 std::vector<std::string> keys_for(const std::string& kind, bool task) {
     std::vector<std::string> k{kind, "name"};
     auto add = [&](std::initializer_list<const char*> more) { k.insert(k.end(), more.begin(), more.end()); };
@@ -30,9 +46,10 @@ std::vector<std::string> keys_for(const std::string& kind, bool task) {
     else if (kind == "prefetch") add({"to", "bytes", "stream"});
     else if (kind == "host_func") add({"duration", "stream"});
     else if (kind == "graph_launch") add({"stream"});
-    else if (kind == "malloc" || kind == "free" || kind == "malloc_host" || kind == "free_host" || kind == "host_register")
-        add({"bytes"});
-    else if (kind == "malloc_async" || kind == "free_async") add({"bytes", "stream"});
+    else if (const AllocKind* a = alloc_kind(kind)) {
+        if (a->stream_ordered) add({"bytes", "stream"});
+        else add({"bytes"});
+    }
     else if (kind == "repeat") { k = {"repeat", "var", "do"}; }
     else if (kind == "if") { k = {"if", "then", "else"}; }
     if (kind == "memset" || kind == "memset_async") k.erase(std::remove(k.begin(), k.end(), std::string("src")), k.end());
@@ -330,14 +347,8 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
         op.graph = graph_ref(head);
         if (op.kind == OpKind::GraphLaunch) op.stream = stream_or_default();
         label = kind + ":" + sc_.program.graphs[op.graph].name;
-    } else if (kind == "malloc" || kind == "free" || kind == "malloc_host" || kind == "free_host" || kind == "host_register" ||
-               kind == "malloc_async" || kind == "free_async") {
-        static const std::vector<std::pair<std::string, OpKind>> kinds{
-            {"malloc", OpKind::Malloc}, {"free", OpKind::Free}, {"malloc_host", OpKind::MallocHost},
-            {"free_host", OpKind::FreeHost}, {"host_register", OpKind::HostRegister},
-            {"malloc_async", OpKind::MallocAsync}, {"free_async", OpKind::FreeAsync}};
-        for (const auto& [k, v] : kinds)
-            if (k == kind) op.kind = v;
+    } else if (const AllocKind* alloc = alloc_kind(kind)) {
+        op.kind = alloc->kind;
         op.buffer = buffer_ref(head);
         const Buffer& b = sc_.program.buffers[op.buffer];
         bool host_side = kind == "malloc_host" || kind == "free_host" || kind == "host_register";
@@ -346,7 +357,7 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
         if (!host_side && b.kind != MemKind::Device)
             fail_at(head, kind + " allocates device memory; declare '" + b.name + "' with kind: device (it is " + to_string(b.kind) + ")");
         op.bytes = field(n, "bytes") ? need_bytes(field(n, "bytes"), "bytes") : b.bytes;
-        if (kind == "malloc_async" || kind == "free_async") op.stream = stream_or_default();
+        if (alloc->stream_ordered) op.stream = stream_or_default();
         label = kind + ":" + b.name;
     } else if (kind == "prefetch") {
         op.kind = OpKind::Prefetch;
@@ -493,9 +504,7 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
         if (kind == "repeat" || kind == "if" || kind == "event_sync" || kind == "stream_sync" || kind == "device_sync" ||
             kind == "event_record" || kind == "stream_wait_event")
             fail_at(field(n, kind), "'" + kind + "' is not a task; in the tasks form, dependencies are 'after' lists");
-        if (kind == "graph_instantiate" || kind == "graph_launch" || kind == "malloc" || kind == "free" ||
-            kind == "malloc_host" || kind == "free_host" || kind == "host_register" || kind == "malloc_async" ||
-            kind == "free_async")
+        if (kind == "graph_instantiate" || kind == "graph_launch" || alloc_kind(kind))
             fail_at(field(n, kind), "'" + kind + "' is not a task; write graphs and allocation calls in the threads form");
         check_keys(n, file_, keys_for(kind, true), "task '" + name + "'");
         Op op;
