@@ -133,12 +133,11 @@ private:
         int state = 0;  // 0: not yet lowered, 1: reusable, 2: lower it in full every time
         int32_t thread = -1;
         Op op;
-        uint32_t name_id = 0, loc_id = 0;
         bool dyn_stream = false, dyn_duration = false;  // that field is loop-dependent
         YAML::Node stream_node, duration_node;
     };
     std::unordered_map<size_t, OpTemplate> templates_;
-    uint32_t emit_interned(Op op, uint32_t name_id, uint32_t loc_id, const YAML::Node& where);
+    uint32_t emit_interned(Op op, const YAML::Node& where);
     void check_caps(const YAML::Node& where) const;
     // Compiled array indices (resolve): postfix code per node, see fast_index.
     struct IndexCode {

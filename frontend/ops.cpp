@@ -187,7 +187,7 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
         Op op = tpl->op;
         if (tpl->dyn_stream) op.stream = stream_ref(tpl->stream_node, thread);
         if (tpl->dyn_duration) op.duration = need_time(tpl->duration_node, "duration");
-        sc_.program.threads[thread].ops.push_back(emit_interned(op, tpl->name_id, tpl->loc_id, n));
+        sc_.program.threads[thread].ops.push_back(emit_interned(op, n));
         return;
     }
     Op op;
@@ -213,8 +213,6 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
         tpl->state = reusable ? 1 : 2;
         tpl->thread = thread;
         tpl->op = sc_.program.ops[idx];
-        tpl->name_id = tpl->op.name;
-        tpl->loc_id = tpl->op.loc;
         tpl->dyn_stream = dyn_stream;
         tpl->dyn_duration = dyn_duration;
         if (dyn_stream) tpl->stream_node = st;
@@ -222,12 +220,10 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
     }
 }
 
-// emit() for an op whose label and source position are already interned.
-uint32_t Lowerer::emit_interned(Op op, uint32_t name_id, uint32_t loc_id, const YAML::Node& where) {
+// emit() for an op whose label and source position (op.name, op.loc) are already interned.
+uint32_t Lowerer::emit_interned(Op op, const YAML::Node& where) {
     auto& pg = sc_.program;
     check_caps(where);
-    op.name = name_id;
-    op.loc = loc_id;
     op.iter_begin = static_cast<uint32_t>(pg.iter_indices.size());
     op.iter_count = static_cast<uint8_t>(loop_vars_.size());
     for (const auto& lv : loop_vars_) pg.iter_indices.push_back(static_cast<uint32_t>(lv.second));
@@ -280,14 +276,9 @@ void Lowerer::check_caps(const YAML::Node& where) const {
 }
 
 uint32_t Lowerer::emit(Op op, const YAML::Node& where, const std::string& label) {
-    check_caps(where);
     op.name = intern_name(label);
     op.loc = intern_loc(where);
-    op.iter_begin = static_cast<uint32_t>(sc_.program.iter_indices.size());
-    op.iter_count = static_cast<uint8_t>(loop_vars_.size());
-    for (const auto& lv : loop_vars_) sc_.program.iter_indices.push_back(static_cast<uint32_t>(lv.second));
-    sc_.program.ops.push_back(op);
-    return static_cast<uint32_t>(sc_.program.ops.size() - 1);
+    return emit_interned(op, where);
 }
 
 void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
