@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "report/sweep_runner.hpp"
-#include "report/sweep_spec.hpp"
+#include "sweep/runner.hpp"
+#include "sweep/spec.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// `hetsim calibrate`: fit a hardware profile from hetsim-microbench samples (models/calibration.hpp).
+// `hetsim calibrate`: fit a hardware profile from hetsim-microbench samples (calibrate/calibration.hpp).
 #include <boost/program_options.hpp>
 #include <cctype>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "cli/commands.hpp"
 #include "frontend/expr.hpp"
 #include "frontend/profile_loader.hpp"
-#include "models/calibration.hpp"
+#include "calibrate/calibration.hpp"
 #include "report/output_file.hpp"
 #include "sim/error.hpp"
 

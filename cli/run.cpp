@@ -11,7 +11,7 @@
 #include "report/csv_report.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
-#include "report/program_json.hpp"
+#include "sim/program_json.hpp"
 #include "report/summary.hpp"
 #include "sim/engine.hpp"
 #include "sim/graph.hpp"
@@ -148,7 +148,7 @@ int lower_main(const std::vector<std::string>& args) {
     LoadOptions lo = load_options(c);
     lo.run_bytes_per_op = kJsonRunBytesPerOp;
     Scenario sc = load_scenario(c.file, lo);
-    std::string text = report::dump_json(report::program_to_json(sc.program, sc.name)) + "\n";
+    std::string text = report::dump_json(program_to_json(sc.program, sc.name)) + "\n";
     if (out.empty()) std::cout << text;
     else report::write_file_atomic(out, text);
     return 0;

@@ -16,9 +16,9 @@
 #include "frontend/yaml_util.hpp"
 #include "report/analysis.hpp"
 #include "report/output_file.hpp"
-#include "report/sweep_plot.hpp"
-#include "report/sweep_runner.hpp"
-#include "report/sweep_table.hpp"
+#include "sweep/plot.hpp"
+#include "sweep/runner.hpp"
+#include "sweep/table.hpp"
 #include "sim/engine.hpp"
 
 namespace po = boost::program_options;

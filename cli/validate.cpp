@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "report/accuracy.hpp"
+#include "calibrate/accuracy.hpp"
 
 namespace po = boost::program_options;
 
@@ -40,7 +40,7 @@ int validate_main(const std::vector<std::string>& args) {
         std::cerr << "hetsim: error: no measurement folder given (" << usage << ")\n";
         return 2;
     }
-    report::AccuracyReport r = report::validate_against(dirs, scenarios, max_median / 100, max_single / 100);
+    calib::AccuracyReport r = calib::validate_against(dirs, scenarios, max_median / 100, max_single / 100);
     std::printf("%-42s %12s %12s %8s %8s %5s  %s\n", "scenario", "predicted", "measured", "error", "spread", "runs", "verdict");
     for (const auto& s : r.scenarios)
         std::printf("%-42s %9.3f ms %9.3f ms %+7.1f%% %7.1f%% %5d  %s\n", s.name.c_str(), s.predicted_ns / 1e6,
@@ -50,7 +50,7 @@ int validate_main(const std::vector<std::string>& args) {
     if (r.stable)
         std::printf("%zu scenarios whose runs spread <= %.0f%%: median |error| %.1f%%, p90 %.1f%%, max %.1f%%; "
                     "the other %zu are judged against their own spread\n",
-                    r.stable, 100 * report::AccuracyReport::kStableSpread, 100 * r.stable_median_abs,
+                    r.stable, 100 * calib::AccuracyReport::kStableSpread, 100 * r.stable_median_abs,
                     100 * r.stable_p90_abs, 100 * r.stable_max_abs, r.scenarios.size() - r.stable);
     return r.pass ? 0 : 1;
 }

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "hw/profile.hpp"
+#include "models/profile.hpp"
 
 namespace hetsim {
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "hw/profile.hpp"
+#include "models/profile.hpp"
 #include "sim/error.hpp"
 
 namespace hetsim {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "frontend/limits.hpp"
-#include "hw/profile.hpp"
+#include "models/profile.hpp"
 #include "sim/program.hpp"
 
 namespace YAML {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/profile.hpp"
+#include "models/profile.hpp"
 #include "sim/program.hpp"
 
 namespace hetsim {

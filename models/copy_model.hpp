@@ -1,7 +1,7 @@
 // Copy cost model: fixed cost + bytes / bandwidth per direction and memory kind, and the
 // host staging of pageable copies.
 #pragma once
-#include "hw/profile.hpp"
+#include "models/profile.hpp"
 #include "sim/program.hpp"
 
 namespace hetsim {

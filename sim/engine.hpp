@@ -5,7 +5,7 @@
 #pragma once
 #include <stdexcept>
 
-#include "hw/profile.hpp"
+#include "models/profile.hpp"
 #include "sim/program.hpp"
 #include "sim/timeline.hpp"
 

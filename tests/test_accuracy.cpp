@@ -5,9 +5,9 @@
 
 #include <set>
 
-#include "report/accuracy.hpp"
+#include "calibrate/accuracy.hpp"
 
-using namespace hetsim::report;
+using namespace hetsim::calib;
 
 TEST_CASE("accuracy: validation scenarios against the committed H200 measurements") {
     const std::string root = HETSIM_SOURCE_DIR;

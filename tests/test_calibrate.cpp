@@ -18,8 +18,8 @@
 #include "cli_util.hpp"
 #include "frontend/expr.hpp"
 #include "frontend/profile_loader.hpp"
-#include "models/calibration.hpp"
-#include "models/fit.hpp"
+#include "calibrate/calibration.hpp"
+#include "calibrate/fit.hpp"
 #include "sim/error.hpp"
 
 using namespace hetsim_test;

@@ -7,7 +7,7 @@
 #include "cli_util.hpp"
 #include "frontend/scenario.hpp"
 #include "report/json_report.hpp"
-#include "report/program_json.hpp"
+#include "sim/program_json.hpp"
 #include "sim/engine.hpp"
 
 using namespace hetsim_test;
@@ -37,7 +37,7 @@ TEST_CASE("cli: lower writes a program that simulates to the same timeline") {
         auto j = nlohmann::json::parse(slurp(tmp));
         CHECK(j["schema"] == "hetsim.program");
         CHECK(j["version"] == 2);
-        hetsim::Program back = hetsim::report::program_from_json(j, tmp.string());
+        hetsim::Program back = hetsim::program_from_json(j, tmp.string());
         hetsim::Scenario sc = hetsim::load_scenario(std::string(HETSIM_SOURCE_DIR "/") + file);
         REQUIRE(back.ops.size() == sc.program.ops.size());
         hetsim::Timeline a = hetsim::simulate(sc.program, sc.profile), b = hetsim::simulate(back, sc.profile);
@@ -48,7 +48,7 @@ TEST_CASE("cli: lower writes a program that simulates to the same timeline") {
             CHECK(sc.program.op_name(static_cast<uint32_t>(i)) == back.op_name(static_cast<uint32_t>(i)));
         }
         j["version"] = 99;
-        CHECK_THROWS_WITH(hetsim::report::program_from_json(j, "p.json"),
+        CHECK_THROWS_WITH(hetsim::program_from_json(j, "p.json"),
                           Catch::Contains("schema version 99; this hetsim reads version 2"));
     }
     fs::remove(tmp);

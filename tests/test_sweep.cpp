@@ -9,8 +9,8 @@
 
 #include "cli_util.hpp"
 #include "models/calculators.hpp"
-#include "report/sweep_spec.hpp"
-#include "report/sweep_table.hpp"
+#include "sweep/spec.hpp"
+#include "sweep/table.hpp"
 
 using namespace hetsim_test;
 namespace fs = std::filesystem;

@@ -1,10 +1,10 @@
-#include "report/program_json.hpp"
+#include "sim/program_json.hpp"
 
 #include <unordered_map>
 
 #include "sim/error.hpp"
 
-namespace hetsim::report {
+namespace hetsim {
 
 using nlohmann::json;
 
@@ -215,4 +215,4 @@ Program program_from_json(const json& j, const std::string& file) {
     return p;
 }
 
-}  // namespace hetsim::report
+}  // namespace hetsim

@@ -1,4 +1,4 @@
-#include "report/sweep_plot.hpp"
+#include "sweep/plot.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "report/sweep_table.hpp"
+#include "sweep/table.hpp"
 #include "sim/error.hpp"
 
 namespace hetsim::sweep {

@@ -3,10 +3,9 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "hw/profile.hpp"
 #include "sim/program.hpp"
 
-namespace hetsim::report {
+namespace hetsim {
 
 constexpr int kProgramSchemaVersion = 2;
 
@@ -15,4 +14,4 @@ nlohmann::json program_to_json(const Program& p, const std::string& scenario_nam
 // Reads a lowered program back; throws InputError (file, message) on a wrong schema or version.
 Program program_from_json(const nlohmann::json& j, const std::string& file);
 
-}  // namespace hetsim::report
+}  // namespace hetsim

@@ -1,4 +1,4 @@
-#include "report/sweep_spec.hpp"
+#include "sweep/spec.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "models/calibration.hpp"
+#include "calibrate/calibration.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,8 +13,8 @@
 #include "frontend/expr.hpp"
 #include "frontend/profile_loader.hpp"
 #include "frontend/yaml_util.hpp"
-#include "hw/profile.hpp"
-#include "models/fit.hpp"
+#include "models/profile.hpp"
+#include "calibrate/fit.hpp"
 #include "report/json_input.hpp"
 #include "sim/error.hpp"
 

@@ -1,4 +1,4 @@
-#include "models/fit.hpp"
+#include "calibrate/fit.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>

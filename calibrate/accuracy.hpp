@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace hetsim::report {
+namespace hetsim::calib {
 
 struct ScenarioAccuracy {
     std::string name;           // NN_topic
@@ -33,4 +33,4 @@ struct AccuracyReport {
 AccuracyReport validate_against(const std::vector<std::string>& measurement_dirs, const std::string& scenario_dir,
                                 double max_median = 0.05, double max_single = 0.15);
 
-}  // namespace hetsim::report
+}  // namespace hetsim::calib

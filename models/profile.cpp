@@ -1,4 +1,4 @@
-#include "hw/profile.hpp"
+#include "models/profile.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "report/analysis.hpp"
-#include "report/sweep_spec.hpp"
+#include "sweep/spec.hpp"
 
 namespace hetsim::sweep {
 

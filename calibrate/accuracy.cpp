@@ -1,4 +1,4 @@
-#include "report/accuracy.hpp"
+#include "calibrate/accuracy.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
 
-namespace hetsim::report {
+namespace hetsim::calib {
 
 namespace fs = std::filesystem;
 
@@ -91,4 +91,4 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
     return rep;
 }
 
-}  // namespace hetsim::report
+}  // namespace hetsim::calib

@@ -1,4 +1,4 @@
-#include "report/sweep_runner.hpp"
+#include "sweep/runner.hpp"
 
 #include <malloc.h>
 #include <yaml-cpp/yaml.h>
@@ -15,7 +15,7 @@
 #include "frontend/scenario.hpp"
 #include "frontend/yaml_util.hpp"
 #include "report/analysis.hpp"
-#include "report/sweep_table.hpp"
+#include "sweep/table.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
 

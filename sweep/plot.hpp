@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "report/sweep_spec.hpp"
+#include "sweep/spec.hpp"
 
 namespace hetsim::sweep {
 

@@ -1,4 +1,4 @@
-#include "report/sweep_table.hpp"
+#include "sweep/table.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,5 +1,5 @@
 // Value lists and ranges of `--vary`, and the numbers inside value texts (see sweep_spec.hpp).
-#include "report/sweep_spec.hpp"
+#include "sweep/spec.hpp"
 
 #include <algorithm>
 #include <cctype>
