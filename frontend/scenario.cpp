@@ -70,6 +70,8 @@ Scenario Lowerer::run(const YAML::Node& root) {
         for (auto it = threads.begin(); it != threads.end(); ++it) {
             std::string name = need_name(it->first, "thread name");
             if (threads_.count(name)) fail_at(it->first, "duplicate thread '" + name + "'; give each host thread its own name");
+            if (sc_.program.threads.size() >= static_cast<size_t>(kMaxThreads))
+                fail_at(it->first, "more than " + std::to_string(kMaxThreads) + " host threads; a program may have at most that many");
             threads_[name] = static_cast<int32_t>(sc_.program.threads.size());
             sc_.program.threads.push_back(HostThread{name, {}});
             per_thread_.push_back(-1);
@@ -734,6 +736,22 @@ int32_t Lowerer::per_thread_stream(int32_t thread) {
 uint32_t Lowerer::intern_name(const std::string& s) {
     auto [it, inserted] = name_ids_.try_emplace(s, static_cast<uint32_t>(sc_.program.names.size()));
     if (inserted) sc_.program.names.push_back(s);
+    return it->second;
+}
+
+size_t Lowerer::SiteHash::operator()(const Site& s) const {
+    size_t h = std::hash<uint64_t>()((uint64_t{s.label} << 32) | s.loc);
+    auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix((uint64_t{s.depth} << 48) | (uint64_t{s.uses_count} << 32) | s.uses_begin);
+    mix((uint64_t{s.shape.grid} << 32) | s.shape.block);
+    mix((uint64_t{s.shape.regs_per_thread} << 32) | s.shape.smem_per_block);
+    mix(std::hash<double>()(s.flops));
+    return h;
+}
+
+uint32_t Lowerer::intern_site(const Site& s) {
+    auto [it, inserted] = site_ids_.try_emplace(s, static_cast<uint32_t>(sc_.program.sites.size()));
+    if (inserted) sc_.program.sites.push_back(s);
     return it->second;
 }
 

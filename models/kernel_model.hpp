@@ -16,7 +16,8 @@ struct KernelCost {
     bool memory_bound;    // the roofline's bytes term dominates: shares HBM with other such kernels
 };
 
-// Fixed `duration`, or the roofline max(flops / peak, bytes / HBM), never below kernel.min_duration.
-KernelCost kernel_cost(const HwProfile& p, const Op& op);
+// Fixed `duration`, or the roofline max(flops / peak, bytes / HBM), never below kernel.min_duration
+// (`flops` is the kernel's site's).
+KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops);
 
 }  // namespace hetsim

@@ -202,7 +202,7 @@ private:
                 finish_host(t, i, call + d);
                 return;
             }
-            case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + module_load(op.name));
+            case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + module_load(pg_.site(op).label));
             case OpKind::EventRecord: return async_call(t, i, hw_.event_record_cost);
             case OpKind::StreamWaitEvent: return async_call(t, i, hw_.stream_wait_event_cost);
             case OpKind::Prefetch: {
@@ -243,7 +243,7 @@ private:
                 const Graph& g = pg_.graphs[op.graph];
                 Time cost = Time::ps(hw_.graph_instantiate_per_node.ps() * static_cast<int64_t>(g.nodes.size()));
                 for (const Op& node : g.nodes)
-                    if (node.kind == OpKind::Kernel) cost += module_load(node.name);
+                    if (node.kind == OpKind::Kernel) cost += module_load(pg_.site(node).label);
                 return finish_host(t, i, call + api_cost(t, cost));
             }
             case OpKind::Malloc: return finish_host(t, i, call + api_cost(t, hw_.malloc_cost));
@@ -300,10 +300,10 @@ private:
     // staged finds its source in the CPU caches and stages at the warm speed.
     void note_host_touch(uint32_t i) {
         const Op& op = pg_.ops[i];
-        if (op.host_buffer < 0 || hw_.staging_cache == 0 || !hw_.rules.staging_cache) return;
-        uint64_t bytes = pg_.buffers[op.host_buffer].bytes, newer = 0;
+        if (op.buffer < 0 || hw_.staging_cache == 0 || !hw_.rules.staging_cache) return;
+        uint64_t bytes = pg_.buffers[op.buffer].bytes, newer = 0;
         for (size_t k = host_lru_.size(); k-- > 0;) {
-            if (host_lru_[k] == op.host_buffer) {
+            if (host_lru_[k] == op.buffer) {
                 if (op.dir == CopyDir::H2D && newer + bytes <= hw_.staging_cache) warm_.insert(i);
                 host_lru_.erase(host_lru_.begin() + static_cast<long>(k));
                 break;
@@ -311,7 +311,7 @@ private:
             newer += pg_.buffers[host_lru_[k]].bytes;
             if (newer > hw_.staging_cache) break;
         }
-        host_lru_.push_back(op.host_buffer);
+        host_lru_.push_back(op.buffer);
         if (host_lru_.size() > 64) host_lru_.erase(host_lru_.begin());
     }
 
@@ -468,8 +468,8 @@ private:
 
     Time migrate_to_host(const Op& op) {
         Time extra;
-        for (uint32_t k = 0; k < op.uses_count; ++k)
-            extra += transfer_time(migrate(pg_.uses[op.uses_begin + k], false), hw_.um_cpu_fault_bw);
+        for (uint32_t k = 0; k < pg_.uses_count(op); ++k)
+            extra += transfer_time(migrate(pg_.uses_begin(op)[k], false), hw_.um_cpu_fault_bw);
         return extra;
     }
 
@@ -522,9 +522,8 @@ private:
 
     // Tasks form: `after` dependencies of op i (host ops gate their start, GPU ops their dispatch).
     void add_task_deps(uint32_t i, bool host) {
-        const Op& op = pg_.ops[i];
-        for (uint32_t k = 0; k < op.after_count; ++k) {
-            uint32_t d = pg_.after[op.after_begin + k];
+        for (uint32_t k = 0; k < pg_.after_count(i); ++k) {
+            uint32_t d = pg_.after_begin(i)[k];
             ++(host ? host_pending_[i] : pending_[i]);
             add_edge(d, i, CauseKind::After);
         }
@@ -808,13 +807,14 @@ private:
     // ------------------------------------------------------------ kernels on the SMs
     void enqueue_kernel(uint32_t i) {
         const Op& op = pg_.ops[i];
-        KernelCost cost = kernel_cost(hw_, op);
-        uint32_t per_sm = blocks_per_sm(hw_, op.shape);
+        const Site& site = pg_.site(op);
+        KernelCost cost = kernel_cost(hw_, op, site.flops);
+        uint32_t per_sm = blocks_per_sm(hw_, site.shape);
         uint64_t wave = static_cast<uint64_t>(per_sm) * hw_.sm_count;
-        uint64_t waves = (op.shape.grid + wave - 1) / wave;
+        uint64_t waves = (site.shape.grid + wave - 1) / wave;
         Time faults;
-        for (uint32_t u = 0; u < op.uses_count; ++u)
-            faults += transfer_time(migrate(pg_.uses[op.uses_begin + u], true), hw_.um_fault_bw);
+        for (uint32_t u = 0; u < site.uses_count; ++u)
+            faults += transfer_time(migrate(pg_.uses_begin(op)[u], true), hw_.um_fault_bw);
         if (!hw_.rules.sm_residency) {  // the kernel runs as if alone on the device
             OpRecord& r = tl_.ops[i];
             r.gpu_start = now_;
@@ -822,8 +822,8 @@ private:
             q_.push(now_ + cost.duration + faults, prio(kGpuDone), kGpuDone, i);
             return;
         }
-        ActiveKernel k{i, op.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(waves)), faults,
-                       BlockNeed::of(op.shape), cost.memory_bound && hw_.hbm_sharing, false,
+        ActiveKernel k{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(waves)), faults,
+                       BlockNeed::of(site.shape), cost.memory_bound && hw_.hbm_sharing, false,
                        hw_.rules.priorities ? pg_.streams[op.stream].priority : 0, order_++};
         uint32_t slot;
         if (!free_kernels_.empty()) {

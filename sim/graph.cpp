@@ -51,10 +51,8 @@ DepGraph build_graph(const Program& pg) {
             prev = static_cast<int32_t>(i);
         }
     }
-    for (uint32_t i = 0; i < pg.ops.size(); ++i) {
-        const Op& op = pg.ops[i];
-        for (uint32_t k = 0; k < op.after_count; ++k) b.edge(static_cast<int32_t>(pg.after[op.after_begin + k]), i, CauseKind::After);
-    }
+    for (uint32_t i = 0; i < pg.ops.size(); ++i)
+        for (uint32_t k = 0; k < pg.after_count(i); ++k) b.edge(static_cast<int32_t>(pg.after_begin(i)[k]), i, CauseKind::After);
     return g;
 }
 
@@ -71,7 +69,7 @@ std::vector<uint32_t> find_cycle(const Program& pg) {
         last[pg.ops[i].stream] = i;
     }
     for (uint32_t i = 0; i < pg.ops.size(); ++i)
-        for (uint32_t k = 0; k < pg.ops[i].after_count; ++k) boost::add_edge(pg.after[pg.ops[i].after_begin + k], i, g);
+        for (uint32_t k = 0; k < pg.after_count(i); ++k) boost::add_edge(pg.after_begin(i)[k], i, g);
 
     struct Found {};
     std::vector<uint32_t> parent(pg.ops.size(), UINT32_MAX), cycle;

@@ -1,32 +1,80 @@
 #include "sim/program.hpp"
 
+#include <algorithm>
+
+#include "sim/timeline.hpp"
+
 namespace hetsim {
 
-const char* to_string(OpKind k) {
-    switch (k) {
-        case OpKind::HostWork: return "host";
-        case OpKind::Kernel: return "kernel";
-        case OpKind::Memcpy: return "memcpy";
-        case OpKind::Memset: return "memset";
-        case OpKind::EventRecord: return "event_record";
-        case OpKind::StreamWaitEvent: return "stream_wait_event";
-        case OpKind::EventSync: return "event_sync";
-        case OpKind::StreamSync: return "stream_sync";
-        case OpKind::DeviceSync: return "device_sync";
-        case OpKind::Prefetch: return "prefetch";
-        case OpKind::HostFunc: return "host_func";
-        case OpKind::GraphInstantiate: return "graph_instantiate";
-        case OpKind::GraphLaunch: return "graph_launch";
-        case OpKind::Malloc: return "malloc";
-        case OpKind::Free: return "free";
-        case OpKind::MallocHost: return "malloc_host";
-        case OpKind::FreeHost: return "free_host";
-        case OpKind::HostRegister: return "host_register";
-        case OpKind::MallocAsync: return "malloc_async";
-        case OpKind::FreeAsync: return "free_async";
-    }
-    return "?";
+static_assert(sizeof(Op) == 40, "Op is kept at 40 bytes: programs hold millions of them");
+
+namespace {
+
+// The op table. Keep the rows in OpKind order: op_info indexes it.
+constexpr uint16_t kCopyFields = kFieldBytes | kFieldSync | kFieldCopy | kFieldBuffer;
+constexpr OpKindInfo kOpTable[kOpKinds] = {
+    {OpKind::HostWork, "host", GpuWork::None, kFieldDuration | kFieldUses},
+    {OpKind::Kernel, "kernel", GpuWork::Kernel, kFieldDuration | kFieldBytes | kFieldShape | kFieldUses},
+    {OpKind::Memcpy, "memcpy", GpuWork::Copy, kCopyFields},
+    {OpKind::Memset, "memset", GpuWork::Copy, kFieldBytes | kFieldSync},
+    {OpKind::EventRecord, "event_record", GpuWork::Marker, kFieldEvent},
+    {OpKind::StreamWaitEvent, "stream_wait_event", GpuWork::Marker, kFieldEvent},
+    {OpKind::EventSync, "event_sync", GpuWork::None, kFieldEvent},
+    {OpKind::StreamSync, "stream_sync", GpuWork::None, 0},
+    {OpKind::DeviceSync, "device_sync", GpuWork::None, 0},
+    {OpKind::Prefetch, "prefetch", GpuWork::Copy, kFieldBytes | kFieldTo | kFieldBuffer},
+    {OpKind::HostFunc, "host_func", GpuWork::Callback, kFieldDuration},
+    {OpKind::GraphInstantiate, "graph_instantiate", GpuWork::None, kFieldGraph},
+    {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph},
+    {OpKind::Malloc, "malloc", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::Free, "free", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::MallocHost, "malloc_host", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::FreeHost, "free_host", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::HostRegister, "host_register", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::MallocAsync, "malloc_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
+    {OpKind::FreeAsync, "free_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
+};
+
+constexpr uint8_t kAll = kInThreads | kInTasks;
+}  // namespace
+
+const OpKindInfo& op_info(OpKind k) { return kOpTable[static_cast<int>(k)]; }
+
+const std::vector<OpSpelling>& op_spellings() {
+    static const std::vector<OpSpelling> rows = {
+        {"host", OpKind::HostWork, false, "duration uses", kAll},
+        {"kernel", OpKind::Kernel, false, "stream duration flops bytes grid block registers shared_memory uses", kAll | kInGraphs},
+        {"memcpy", OpKind::Memcpy, true, "src dst bytes direction memory", kAll},
+        {"memcpy_async", OpKind::Memcpy, false, "src dst bytes direction memory stream", kAll | kInGraphs},
+        {"memset", OpKind::Memset, true, "dst bytes direction memory", kAll},
+        {"memset_async", OpKind::Memset, false, "dst bytes direction memory stream", kAll | kInGraphs},
+        {"event_record", OpKind::EventRecord, false, "stream", kInThreads},
+        {"stream_wait_event", OpKind::StreamWaitEvent, false, "stream", kInThreads},
+        {"event_sync", OpKind::EventSync, true, "", kInThreads},
+        {"stream_sync", OpKind::StreamSync, true, "", kInThreads},
+        {"device_sync", OpKind::DeviceSync, true, "", kInThreads},
+        {"prefetch", OpKind::Prefetch, false, "to bytes stream", kAll},
+        {"host_func", OpKind::HostFunc, false, "duration stream", kAll | kInGraphs},
+        {"graph_instantiate", OpKind::GraphInstantiate, false, "", kInThreads},
+        {"graph_launch", OpKind::GraphLaunch, false, "stream", kInThreads},
+        {"malloc", OpKind::Malloc, false, "bytes", kInThreads},
+        {"free", OpKind::Free, true, "bytes", kInThreads},
+        {"malloc_host", OpKind::MallocHost, false, "bytes", kInThreads},
+        {"free_host", OpKind::FreeHost, true, "bytes", kInThreads},
+        {"host_register", OpKind::HostRegister, false, "bytes", kInThreads},
+        {"malloc_async", OpKind::MallocAsync, false, "bytes stream", kInThreads},
+        {"free_async", OpKind::FreeAsync, false, "bytes stream", kInThreads},
+    };
+    return rows;
 }
+
+const OpSpelling* find_spelling(std::string_view yaml) {
+    for (const OpSpelling& s : op_spellings())
+        if (yaml == s.yaml) return &s;
+    return nullptr;
+}
+
+const char* to_string(OpKind k) { return op_info(k).name; }
 
 const char* to_string(MemKind k) {
     switch (k) {
@@ -57,10 +105,28 @@ const char* to_string(StreamKind k) {
     return "?";
 }
 
+namespace {
+template <class E>
+bool parse_enum(std::string_view s, E& out, int count) {
+    for (int v = 0; v < count; ++v)
+        if (s == to_string(static_cast<E>(v))) {
+            out = static_cast<E>(v);
+            return true;
+        }
+    return false;
+}
+}  // namespace
+
+bool from_string(std::string_view s, OpKind& out) { return parse_enum(s, out, kOpKinds); }
+bool from_string(std::string_view s, MemKind& out) { return parse_enum(s, out, 4); }
+bool from_string(std::string_view s, CopyDir& out) { return parse_enum(s, out, 3); }
+bool from_string(std::string_view s, StreamKind& out) { return parse_enum(s, out, 4); }
+
 std::string Program::op_name(uint32_t i) const {
     const Op& op = ops[i];
-    std::string s = names[op.name];
-    for (uint32_t k = 0; k < op.iter_count; ++k) {
+    const Site& st = sites[op.site];
+    std::string s = names[st.label];
+    for (uint32_t k = 0; k < st.depth; ++k) {
         s.push_back('[');
         s.append(std::to_string(iter_indices[op.iter_begin + k]));
         s.push_back(']');
@@ -68,23 +134,12 @@ std::string Program::op_name(uint32_t i) const {
     return s;
 }
 
-bool Program::has_gpu_phase(OpKind k) {
-    switch (k) {
-        case OpKind::Kernel: case OpKind::Memcpy: case OpKind::Memset: case OpKind::EventRecord:
-        case OpKind::StreamWaitEvent: case OpKind::Prefetch: case OpKind::HostFunc: case OpKind::GraphLaunch:
-        case OpKind::MallocAsync: case OpKind::FreeAsync:
-            return true;
-        default:
-            return false;
-    }
+std::vector<uint32_t> Program::loop_indices(uint32_t i) const {
+    const Op& op = ops[i];
+    auto first = iter_indices.begin() + op.iter_begin;
+    return std::vector<uint32_t>(first, first + sites[op.site].depth);
 }
 
-bool Program::is_stream_op(OpKind k) { return has_gpu_phase(k); }
-
-}  // namespace hetsim
-
-#include "sim/timeline.hpp"
-namespace hetsim {
 const char* to_string(CauseKind k) {
     switch (k) {
         case CauseKind::None: return "start";
@@ -100,6 +155,7 @@ const char* to_string(CauseKind k) {
     }
     return "?";
 }
+
 const char* to_string(Engine e) {
     switch (e) {
         case Engine::None: return "none";
@@ -110,4 +166,5 @@ const char* to_string(Engine e) {
     }
     return "?";
 }
+
 }  // namespace hetsim

@@ -1,6 +1,7 @@
 #include "sim/program_json.hpp"
 
-#include <unordered_map>
+#include <map>
+#include <tuple>
 
 #include "sim/error.hpp"
 
@@ -9,49 +10,39 @@ namespace hetsim {
 using nlohmann::json;
 
 namespace {
-// The fields of one op (or graph node template) that depend on its kind.
-void op_fields(const Op& o, json& op) {
-    if (o.stream >= 0) op["stream"] = o.stream;
-    if (o.event >= 0) op["event"] = o.event;
-    if (o.buffer >= 0) op["buffer"] = o.buffer;
-    if (o.graph >= 0) op["graph"] = o.graph;
-    if (o.graph_node) op["graph_node"] = true;
-    if (o.host_buffer >= 0) op["host_buffer"] = o.host_buffer;
-    switch (o.kind) {
-        case OpKind::HostWork:
-        case OpKind::HostFunc: op["duration_ps"] = o.duration.ps(); break;
-        case OpKind::Kernel:
-            if (o.flops == 0 && o.bytes == 0) op["duration_ps"] = o.duration.ps();
-            else {
-                op["flops"] = o.flops;
-                op["bytes"] = o.bytes;
-            }
-            op["grid"] = o.shape.grid;
-            op["block"] = o.shape.block;
-            op["registers"] = o.shape.regs_per_thread;
-            op["shared_memory"] = o.shape.smem_per_block;
-            break;
-        case OpKind::Memcpy:
-            op["sync"] = o.sync;
-            op["direction"] = to_string(o.dir);
-            op["memory"] = to_string(o.host_mem);
-            op["bytes"] = o.bytes;
-            break;
-        case OpKind::Memset:
-            op["sync"] = o.sync;
-            op["bytes"] = o.bytes;
-            break;
-        case OpKind::Prefetch:
-            op["to"] = o.to_device ? "device" : "host";
-            op["bytes"] = o.bytes;
-            break;
-        case OpKind::Malloc: case OpKind::Free: case OpKind::MallocHost: case OpKind::FreeHost:
-        case OpKind::HostRegister: case OpKind::MallocAsync: case OpKind::FreeAsync:
-            op["bytes"] = o.bytes;
-            break;
-        default: break;
+
+bool roofline(const Op& o, const Site& s) { return s.flops != 0 || o.bytes != 0; }
+
+// The fields of one op or graph node template, as its kind's row of the op table lists them.
+void op_fields(const Program& p, const Op& o, json& j) {
+    const uint16_t f = op_info(o.kind).fields;
+    const Site& s = p.site(o);
+    if (o.stream >= 0) j["stream"] = o.stream;
+    if ((f & kFieldEvent) && o.event >= 0) j["event"] = o.event;
+    // Version 2 names a copy's pinned or pageable host buffer "host_buffer" and its managed one "buffer".
+    if ((f & kFieldBuffer) && o.buffer >= 0)
+        j[(f & kFieldCopy) && o.host_mem != MemKind::Managed ? "host_buffer" : "buffer"] = o.buffer;
+    if ((f & kFieldGraph) && o.graph >= 0) j["graph"] = o.graph;
+    if (o.graph_node) j["graph_node"] = true;
+    const bool roof = (f & kFieldShape) && roofline(o, s);
+    if ((f & kFieldDuration) && !roof) j["duration_ps"] = o.duration.ps();
+    if (roof) j["flops"] = s.flops;
+    if ((f & kFieldBytes) && ((f & kFieldShape) == 0 || roof)) j["bytes"] = o.bytes;
+    if (f & kFieldShape) {
+        j["grid"] = s.shape.grid;
+        j["block"] = s.shape.block;
+        j["registers"] = s.shape.regs_per_thread;
+        j["shared_memory"] = s.shape.smem_per_block;
     }
+    if (f & kFieldSync) j["sync"] = static_cast<bool>(o.sync);
+    if (f & kFieldCopy) {
+        j["direction"] = to_string(o.dir);
+        j["memory"] = to_string(o.host_mem);
+    }
+    if (f & kFieldTo) j["to"] = o.to_device ? "device" : "host";
+    if ((f & kFieldUses) && s.uses_count) j["uses"] = std::vector<uint32_t>(p.uses_begin(o), p.uses_begin(o) + s.uses_count);
 }
+
 }  // namespace
 
 json program_to_json(const Program& p, const std::string& scenario_name) {
@@ -79,8 +70,8 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
     for (const auto& g : p.graphs) {
         json nodes = json::array();
         for (const Op& o : g.nodes) {
-            json node{{"name", p.names[o.name]}, {"kind", to_string(o.kind)}};
-            op_fields(o, node);
+            json node{{"name", p.label(o)}, {"kind", to_string(o.kind)}};
+            op_fields(p, o, node);
             nodes.push_back(std::move(node));
         }
         graphs.push_back({{"name", g.name}, {"nodes", nodes}});
@@ -91,17 +82,18 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
     j["threads"] = threads;
     j["gpu_tasks"] = p.gpu_tasks;
     json ops = json::array();
+    int32_t launched = kNone;  // the graph of the last launch: its nodes follow it
     for (uint32_t i = 0; i < p.ops.size(); ++i) {
         const Op& o = p.ops[i];
         json op{{"index", i}, {"name", p.op_name(i)}, {"kind", to_string(o.kind)}, {"thread", o.thread}};
-        if (o.iter_count) {  // the label without loop indices (a kernel's identity) and the indices
-            op["label"] = p.names[o.name];
-            op["loop"] = std::vector<uint32_t>(p.iter_indices.begin() + o.iter_begin,
-                                               p.iter_indices.begin() + o.iter_begin + o.iter_count);
+        if (o.kind == OpKind::GraphLaunch) launched = o.graph;
+        if (o.graph_node) op["graph"] = launched;
+        if (p.site(o).depth) {  // the label without loop indices (a kernel's identity) and the indices
+            op["label"] = p.label(o);
+            op["loop"] = p.loop_indices(i);
         }
-        op_fields(o, op);
-        if (o.uses_count) op["uses"] = std::vector<uint32_t>(p.uses.begin() + o.uses_begin, p.uses.begin() + o.uses_begin + o.uses_count);
-        if (o.after_count) op["after"] = std::vector<uint32_t>(p.after.begin() + o.after_begin, p.after.begin() + o.after_begin + o.after_count);
+        op_fields(p, o, op);
+        if (p.after_count(i)) op["after"] = std::vector<uint32_t>(p.after_begin(i), p.after_end(i));
         ops.push_back(std::move(op));
     }
     j["ops"] = ops;
@@ -109,12 +101,69 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
 }
 
 namespace {
-template <class E, size_t N>
-E enum_of(const std::string& s, const E (&all)[N], const std::string& file, const char* what) {
-    for (E e : all)
-        if (s == to_string(e)) return e;
-    throw InputError({file}, std::string("unknown ") + what + " '" + s + "' in lowered program");
+
+template <class E>
+E enum_at(const json& o, const char* key, const std::string& file, const char* what) {
+    std::string s = o.at(key).get<std::string>();
+    E e{};
+    if (!from_string(s, e)) throw InputError({file}, std::string("unknown ") + what + " '" + s + "' in lowered program");
+    return e;
 }
+
+// Sites are not written out: reading interns them again from each op's label, loop depth,
+// kernel shape and uses.
+struct SiteTable {
+    Program& p;
+    std::map<std::string, uint32_t> names;
+    std::map<std::tuple<uint32_t, uint8_t, uint32_t, uint32_t, uint32_t, uint32_t, double, std::vector<uint32_t>>, uint32_t> sites;
+
+    uint32_t intern(const std::string& label, uint8_t depth, const KernelShape& k, double flops, const std::vector<uint32_t>& uses) {
+        auto [n, added] = names.try_emplace(label, static_cast<uint32_t>(p.names.size()));
+        if (added) p.names.push_back(label);
+        auto key = std::make_tuple(n->second, depth, k.grid, k.block, k.regs_per_thread, k.smem_per_block, flops, uses);
+        auto [s, fresh] = sites.try_emplace(key, static_cast<uint32_t>(p.sites.size()));
+        if (fresh) {
+            Site st;
+            st.label = n->second;
+            st.depth = depth;
+            st.shape = k;
+            st.flops = flops;
+            st.uses_begin = static_cast<uint32_t>(p.uses.size());
+            st.uses_count = static_cast<uint16_t>(uses.size());
+            p.uses.insert(p.uses.end(), uses.begin(), uses.end());
+            p.sites.push_back(st);
+        }
+        return s->second;
+    }
+};
+
+Op op_from_json(const json& o, const std::string& file, SiteTable& sites, const std::vector<uint32_t>& loop) {
+    Op op;
+    op.kind = enum_at<OpKind>(o, "kind", file, "op kind");
+    const uint16_t f = op_info(op.kind).fields;
+    op.thread = static_cast<int16_t>(o.value("thread", kNone));
+    op.stream = o.value("stream", kNone);
+    if (f & kFieldEvent) op.event = o.value("event", kNone);
+    if (f & kFieldBuffer) op.buffer = o.value("buffer", o.value("host_buffer", kNone));
+    if (f & kFieldGraph) op.graph = o.value("graph", kNone);
+    op.graph_node = o.value("graph_node", false);
+    op.duration = Time::ps(o.value("duration_ps", int64_t{0}));
+    op.bytes = o.value("bytes", uint64_t{0});
+    op.sync = o.value("sync", false);
+    op.to_device = o.value("to", std::string("device")) == "device";
+    if (o.contains("direction")) op.dir = enum_at<CopyDir>(o, "direction", file, "direction");
+    if (o.contains("memory")) op.host_mem = enum_at<MemKind>(o, "memory", file, "memory kind");
+    KernelShape k;
+    k.grid = o.value("grid", 1u);
+    k.block = o.value("block", 256u);
+    k.regs_per_thread = o.value("registers", 32u);
+    k.smem_per_block = o.value("shared_memory", 0u);
+    std::vector<uint32_t> uses = o.value("uses", std::vector<uint32_t>{});
+    std::string label = o.contains("label") ? o.at("label").get<std::string>() : o.at("name").get<std::string>();
+    op.site = sites.intern(label, static_cast<uint8_t>(loop.size()), k, o.value("flops", 0.0), uses);
+    return op;
+}
+
 }  // namespace
 
 Program program_from_json(const json& j, const std::string& file) {
@@ -123,39 +172,9 @@ Program program_from_json(const json& j, const std::string& file) {
     if (j.value("version", -1) != kProgramSchemaVersion)
         throw InputError({file}, "lowered program has schema version " + j.value("version", json(-1)).dump() + "; this hetsim reads version " +
                                      std::to_string(kProgramSchemaVersion) + " (lower the scenario again)");
-    static const MemKind mems[] = {MemKind::Pinned, MemKind::Pageable, MemKind::Device, MemKind::Managed};
-    static const StreamKind sks[] = {StreamKind::Blocking, StreamKind::NonBlocking, StreamKind::Legacy, StreamKind::PerThread};
     Program p;
-    std::unordered_map<std::string, uint32_t> name_ids;  // labels interned as the lowerer does
-    auto op_from_json = [&](const json& o, const std::string& f) {
-        static const OpKind oks[] = {OpKind::HostWork, OpKind::Kernel, OpKind::Memcpy, OpKind::Memset, OpKind::EventRecord,
-                                     OpKind::StreamWaitEvent, OpKind::EventSync, OpKind::StreamSync, OpKind::DeviceSync,
-                                     OpKind::Prefetch, OpKind::HostFunc, OpKind::GraphInstantiate, OpKind::GraphLaunch,
-                                     OpKind::Malloc, OpKind::Free, OpKind::MallocHost, OpKind::FreeHost, OpKind::HostRegister,
-                                     OpKind::MallocAsync, OpKind::FreeAsync};
-        static const CopyDir dirs[] = {CopyDir::H2D, CopyDir::D2H, CopyDir::D2D};
-        Op op;
-        op.kind = enum_of(o.at("kind").get<std::string>(), oks, f, "op kind");
-        op.thread = o.value("thread", kNone);
-        op.stream = o.value("stream", kNone);
-        op.event = o.value("event", kNone);
-        op.buffer = o.value("buffer", kNone);
-        op.graph = o.value("graph", kNone);
-        op.graph_node = o.value("graph_node", false);
-        op.host_buffer = o.value("host_buffer", kNone);
-        op.duration = Time::ps(o.value("duration_ps", int64_t{0}));
-        op.bytes = o.value("bytes", uint64_t{0});
-        op.flops = o.value("flops", 0.0);
-        op.sync = o.value("sync", false);
-        op.to_device = o.value("to", std::string("device")) == "device";
-        if (o.contains("direction")) op.dir = enum_of(o.at("direction").get<std::string>(), dirs, f, "direction");
-        if (o.contains("memory")) op.host_mem = enum_of(o.at("memory").get<std::string>(), mems, f, "memory kind");
-        op.shape.grid = o.value("grid", 1u);
-        op.shape.block = o.value("block", 256u);
-        op.shape.regs_per_thread = o.value("registers", 32u);
-        op.shape.smem_per_block = o.value("shared_memory", 0u);
-        return op;
-    };
+    SiteTable sites{p, {}, {}};
+    p.locs.push_back(SourceLoc{file});
     try {
         if (j.contains("options")) {
             const json& o = j.at("options");
@@ -166,46 +185,30 @@ Program program_from_json(const json& j, const std::string& file) {
         p.source = j.at("source").get<std::string>();
         p.tasks_form = j.at("form") == "tasks";
         for (const auto& b : j.at("buffers"))
-            p.buffers.push_back(Buffer{b.at("name"), enum_of(b.at("kind").get<std::string>(), mems, file, "memory kind"),
-                                       b.at("bytes").get<uint64_t>(), b.at("resident") == "device"});
+            p.buffers.push_back(Buffer{b.at("name"), enum_at<MemKind>(b, "kind", file, "memory kind"), b.at("bytes").get<uint64_t>(),
+                                       b.at("resident") == "device"});
         for (const auto& s : j.at("streams"))
-            p.streams.push_back(Stream{s.at("name"), enum_of(s.at("kind").get<std::string>(), sks, file, "stream kind"),
-                                       s.at("priority").get<int>(), s.at("thread").get<int>()});
+            p.streams.push_back(Stream{s.at("name"), enum_at<StreamKind>(s, "kind", file, "stream kind"), s.at("priority").get<int>(),
+                                       s.at("thread").get<int>()});
         for (const auto& e : j.at("events")) p.events.push_back(Event{e.at("name"), e.value("blocking_sync", false)});
         if (j.contains("graphs"))
             for (const auto& g : j.at("graphs")) {
                 Graph graph{g.at("name").get<std::string>(), {}};
-                for (const auto& n : g.at("nodes")) {
-                    Op node = op_from_json(n, file);
-                    auto [it, added] = name_ids.try_emplace(n.at("name").get<std::string>(), static_cast<uint32_t>(p.names.size()));
-                    if (added) p.names.push_back(it->first);
-                    node.name = it->second;
-                    graph.nodes.push_back(node);
-                }
+                for (const auto& n : g.at("nodes")) graph.nodes.push_back(op_from_json(n, file, sites, {}));
                 p.graphs.push_back(std::move(graph));
             }
         for (const auto& t : j.at("threads")) p.threads.push_back(HostThread{t.at("name"), t.at("ops").get<std::vector<uint32_t>>()});
         p.gpu_tasks = j.at("gpu_tasks").get<std::vector<uint32_t>>();
+        if (p.tasks_form) p.after_index.push_back(0);
         for (const auto& o : j.at("ops")) {
-            Op op = op_from_json(o, file);
-            std::string label = o.contains("label") ? o.at("label").get<std::string>() : o.at("name").get<std::string>();
-            auto [it, added] = name_ids.try_emplace(label, static_cast<uint32_t>(p.names.size()));
-            if (added) p.names.push_back(label);
-            op.name = it->second;
-            if (o.contains("loop")) {
-                op.iter_begin = static_cast<uint32_t>(p.iter_indices.size());
-                for (uint32_t v : o.at("loop")) p.iter_indices.push_back(v);
-                op.iter_count = static_cast<uint8_t>(p.iter_indices.size() - op.iter_begin);
-            }
-            if (o.contains("uses")) {
-                op.uses_begin = static_cast<uint32_t>(p.uses.size());
-                for (uint32_t u : o.at("uses")) p.uses.push_back(u);
-                op.uses_count = static_cast<uint16_t>(p.uses.size() - op.uses_begin);
-            }
-            if (o.contains("after")) {
-                op.after_begin = static_cast<uint32_t>(p.after.size());
-                for (uint32_t a : o.at("after")) p.after.push_back(a);
-                op.after_count = static_cast<uint32_t>(p.after.size() - op.after_begin);
+            std::vector<uint32_t> loop = o.value("loop", std::vector<uint32_t>{});
+            Op op = op_from_json(o, file, sites, loop);
+            op.iter_begin = static_cast<uint32_t>(p.iter_indices.size());
+            p.iter_indices.insert(p.iter_indices.end(), loop.begin(), loop.end());
+            if (p.tasks_form) {
+                std::vector<uint32_t> after = o.value("after", std::vector<uint32_t>{});
+                p.after.insert(p.after.end(), after.begin(), after.end());
+                p.after_index.push_back(static_cast<uint32_t>(p.after.size()));
             }
             p.ops.push_back(op);
         }
