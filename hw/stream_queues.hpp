@@ -1,0 +1,57 @@
+// What stands between a stream and the GPU: the hardware queues streams share
+// (CUDA_DEVICE_MAX_CONNECTIONS: an op leaves its queue only after the op issued before it to that
+// queue has left, whatever its stream: a false dependency, hardware-notes #15), and each
+// stream's bounded launch queue (a launch into a full one blocks the calling thread, #23).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "models/profile.hpp"
+#include "sim/program.hpp"
+
+namespace hetsim {
+
+class HardwareQueues {
+public:
+    HardwareQueues(const Program& pg, const HwProfile& hw);
+    bool enabled() const { return queues_ != 0; }
+    // Op i, issued to stream s, joins its queue; true when it must wait for the op ahead of it.
+    bool join(uint32_t i, int32_t s);
+    // Op i leaves its queue (the GPU takes it); returns the op that waited for it, or -1.
+    int32_t leave(uint32_t i);
+
+private:
+    const Program& pg_;
+    uint32_t queues_ = 0;           // 0: streams do not share queues
+    std::vector<int32_t> tail_;     // per queue: the op issued last
+    std::vector<int32_t> next_;     // per op: the op behind it in its queue that waits for it
+    std::vector<uint8_t> left_;     // per op
+};
+
+class LaunchQueues {
+public:
+    LaunchQueues(const Program& pg, const HwProfile& hw) : depth_(hw.launch_queue_depth), ops_(pg.streams.size()), waiters_(pg.streams.size()) {}
+    bool enabled() const { return depth_ != 0; }
+    bool full(int32_t s) const { return depth_ && ops_[s].size() >= depth_; }
+    uint32_t oldest(int32_t s) const { return ops_[s].front(); }
+    // Host thread `t` waits for an entry of stream s.
+    void wait(int32_t s, uint32_t t) { waiters_[s].push_back(t); }
+    void push(int32_t s, uint32_t op) { ops_[s].push_back(op); }
+    // Op i of stream s is taken by the GPU: if it held the oldest entry, the entry frees and the
+    // threads waiting for one are handed to `wake`.
+    template <class F>
+    void take(int32_t s, uint32_t i, F&& wake) {
+        if (ops_[s].empty() || ops_[s].front() != i) return;
+        ops_[s].pop_front();
+        for (uint32_t t : waiters_[s]) wake(t);
+        waiters_[s].clear();
+    }
+
+private:
+    uint64_t depth_;
+    std::vector<std::deque<uint32_t>> ops_;        // per stream: issued ops the GPU has not taken
+    std::vector<std::vector<uint32_t>> waiters_;   // per stream: threads blocked on a full queue
+};
+
+}  // namespace hetsim
