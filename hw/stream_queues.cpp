@@ -3,28 +3,23 @@
 namespace hetsim {
 
 HardwareQueues::HardwareQueues(const Program& pg, const HwProfile& hw) : pg_(pg) {
-    queues_ = pg.max_connections && hw.hw_queues ? pg.max_connections : static_cast<uint32_t>(hw.hw_queues);
-    if (!queues_) return;
-    tail_.assign(queues_ + 1, -1);  // the legacy default stream has a queue of its own
-    next_.assign(pg.ops.size(), -1);
-    left_.assign(pg.ops.size(), 0);
+    const uint32_t n = pg.max_connections && hw.hw_queues ? pg.max_connections : static_cast<uint32_t>(hw.hw_queues);
+    if (n) queues_.resize(n + 1);
 }
 
 bool HardwareQueues::join(uint32_t i, int32_t s) {
-    const uint32_t q = s == 0 ? queues_ : static_cast<uint32_t>(s - 1) % queues_;
-    const int32_t tail = tail_[q];
-    tail_[q] = static_cast<int32_t>(i);
-    if (tail >= 0 && !left_[tail] && pg_.ops[tail].stream != s) {
-        next_[tail] = static_cast<int32_t>(i);
-        return true;
-    }
-    return false;
+    std::deque<Entry>& q = queue_of(s);
+    const bool waits = !q.empty() && pg_.ops[q.back().op].stream != s;
+    q.push_back(Entry{i, waits});
+    return waits;
 }
 
 int32_t HardwareQueues::leave(uint32_t i) {
-    if (!queues_ || left_[i]) return -1;
-    left_[i] = 1;
-    return next_[i];
+    if (queues_.empty()) return -1;
+    std::deque<Entry>& q = queue_of(pg_.ops[i].stream);
+    if (q.empty() || q.front().op != i) return -1;  // never joined (a task), or already left
+    q.pop_front();
+    return !q.empty() && q.front().waits ? static_cast<int32_t>(q.front().op) : -1;
 }
 
 }  // namespace hetsim

@@ -15,18 +15,26 @@ namespace hetsim {
 class HardwareQueues {
 public:
     HardwareQueues(const Program& pg, const HwProfile& hw);
-    bool enabled() const { return queues_ != 0; }
+    bool enabled() const { return !queues_.empty(); }
     // Op i, issued to stream s, joins its queue; true when it must wait for the op ahead of it.
     bool join(uint32_t i, int32_t s);
     // Op i leaves its queue (the GPU takes it); returns the op that waited for it, or -1.
     int32_t leave(uint32_t i);
 
 private:
+    // The ops in a queue that the GPU has not taken yet, in the order they joined: they leave
+    // in that order too (one waits for the op ahead of it on another stream, and for the one
+    // ahead of it on its own stream through stream order).
+    struct Entry {
+        uint32_t op;
+        bool waits;  // joined behind an op of another stream that had not left
+    };
+    std::deque<Entry>& queue_of(int32_t stream) {
+        const size_t n = queues_.size() - 1;  // the last one is the legacy default stream's own
+        return queues_[stream == 0 ? n : static_cast<size_t>(stream - 1) % n];
+    }
     const Program& pg_;
-    uint32_t queues_ = 0;           // 0: streams do not share queues
-    std::vector<int32_t> tail_;     // per queue: the op issued last
-    std::vector<int32_t> next_;     // per op: the op behind it in its queue that waits for it
-    std::vector<uint8_t> left_;     // per op
+    std::vector<std::deque<Entry>> queues_;  // empty: streams do not share queues
 };
 
 class LaunchQueues {

@@ -61,12 +61,12 @@ public:
         tl_.ops.resize(n);
         pending_.assign(n, 0);
         ready_.assign(n, Time{});
-        ready_cause_.resize(n);
         succ_.assign(n, -1);
-        done_.assign(n, 0);
-        host_pending_.assign(n, 0);
+        if (pg.tasks_form) {
+            host_pending_.assign(n, 0);
+            host_ready_cause_.resize(n);
+        }
         threads_.resize(pg.threads.size());
-        edges_.reserve(n * 2);
         q_.reserve(64);
     }
 
@@ -84,7 +84,7 @@ public:
                 throw DeadlockError("simulated time passed the limit of " + std::to_string(opts_.time_limit.ps() / 1000) +
                                     " ns; raise it with --time-limit");
             now_ = now;
-            switch (e.type) {
+            switch (e.type()) {
                 case kHostStep: host_step(e.a); break;
                 case kGpuReady: dispatch(e.a); break;
                 case kGpuDone: finished(e.a); break;
@@ -114,7 +114,6 @@ public:
     void finished(uint32_t i) override {
         const Op& op = pg_.ops[i];
         tl_.ops[i].gpu_end = now_;
-        done_[i] = 1;
         if (op.kind == OpKind::Prefetch) um_.migrate(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
         release_successors(i, now_);
     }
@@ -136,7 +135,7 @@ private:
         if (!r.has_host()) r.host_start = now_;
         Time waited = now_ - r.host_start;
         r.host_cause = th.next_cause;
-        if (pg_.tasks_form && waited > Time{}) r.host_cause = ready_cause_[i];
+        if (pg_.tasks_form && waited > Time{}) r.host_cause = host_ready_cause_[i];
         r.sync_wait = waited;
         const Time call = now_;
         if (op.graph_node) {  // issued by its GraphLaunch: no call of its own
@@ -224,7 +223,7 @@ private:
         if (pageable && hw_.pageable_sync && !th.presynced) {
             // The documented behaviour: a pageable copy first synchronises its stream.
             const int32_t last = binder_.stream_last(op.stream);
-            if (last >= 0 && !done_[last]) {
+            if (last >= 0 && !done(static_cast<uint32_t>(last))) {
                 th.resume = true;
                 return block_on(t, i, &last, &last + 1, now_, host_.sync_wakeup());
             }
@@ -276,7 +275,7 @@ private:
         th.wait_done = Time{};
         th.wait_cause = Cause{};
         for (const int32_t* g = first; g != last; ++g) {
-            if (*g < 0 || done_[*g]) continue;  // already done when called: only the call cost
+            if (*g < 0 || done(static_cast<uint32_t>(*g))) continue;  // already done when called: only the call cost
             ++th.wait_count;
             add_edge(static_cast<uint32_t>(*g), t | kThreadBit, CauseKind::Sync);
         }
@@ -335,20 +334,32 @@ private:
         return hw_.event_gap;
     }
 
+    // A GPU phase is done once it has an end.
+    bool done(uint32_t i) const { return tl_.ops[i].gpu_end.ps() != OpRecord::kUnset; }
+
+    // Successor edges live in one pool; an op's edges go back to it once they are released.
     void add_edge(uint32_t from, uint32_t to, CauseKind kind) {
-        edges_.push_back(Edge{to, succ_[from], kind});
-        succ_[from] = static_cast<int32_t>(edges_.size() - 1);
+        int32_t e;
+        if (free_edge_ >= 0) {
+            e = free_edge_;
+            free_edge_ = edges_[e].next;
+            edges_[e] = Edge{to, succ_[from], kind};
+        } else {
+            e = static_cast<int32_t>(edges_.size());
+            edges_.push_back(Edge{to, succ_[from], kind});
+        }
+        succ_[from] = e;
     }
 
     // GPU phase of `i` depends on the GPU phase of `dep`.
     void add_dep(uint32_t i, int32_t dep, CauseKind kind) {
         if (dep < 0) return;
         uint32_t d = static_cast<uint32_t>(dep);
-        if (done_[d]) {
+        if (done(d)) {
             Time t = tl_.ops[d].gpu_end + gap(d, i, kind, false);
             if (t > ready_[i]) {
                 ready_[i] = t;
-                ready_cause_[i] = Cause{dep, Phase::Gpu, kind};
+                tl_.ops[i].gpu_cause = Cause{dep, Phase::Gpu, kind};
             }
         } else {
             ++pending_[i];
@@ -368,7 +379,7 @@ private:
     void submit(uint32_t i, Time at, bool task) {
         const Op& op = pg_.ops[i];
         ready_[i] = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
-        ready_cause_[i] = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
+        tl_.ops[i].gpu_cause = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
         if (!task && is_pageable_copy(hw_, op) && op.dir == CopyDir::H2D) {
             Time first = at + staging_.stage_time(i, staging_chunk(hw_, op.bytes));
             if (first > ready_[i]) ready_[i] = first;
@@ -393,8 +404,13 @@ private:
     // A phase of op `from` finished at `end`: release what waits on it.
     void release_successors(uint32_t from, Time end) {
         bool from_host = !Program::has_gpu_phase(pg_.ops[from].kind);
-        for (int32_t e = succ_[from]; e >= 0; e = edges_[e].next) {
-            const Edge& ed = edges_[e];
+        int32_t e = succ_[from];
+        succ_[from] = -1;
+        while (e >= 0) {
+            const Edge ed = edges_[e];
+            edges_[e].next = free_edge_;  // back to the pool
+            free_edge_ = e;
+            e = ed.next;
             if (ed.to & kThreadBit) {
                 uint32_t t = ed.to & ~kThreadBit;
                 ThreadState& th = threads_[t];
@@ -406,16 +422,17 @@ private:
             Time at = end + gap(from, to, ed.kind, from_host);
             Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, ed.kind};
             if (Program::has_gpu_phase(pg_.ops[to].kind)) {
-                if (at > ready_[to] || ready_cause_[to].kind == CauseKind::None) {
+                Cause& why = tl_.ops[to].gpu_cause;
+                if (at > ready_[to] || why.kind == CauseKind::None) {
                     ready_[to] = max(ready_[to], at);
-                    ready_cause_[to] = c;
+                    why = c;
                 }
                 if (--pending_[to] == 0) q_.push(ready_[to], prio(kGpuReady), kGpuReady, to);
             } else {
                 if (from_host == false) at = end + host_.sync_wakeup();
                 if (at >= ready_[to]) {
                     ready_[to] = at;
-                    ready_cause_[to] = c;
+                    host_ready_cause_[to] = c;
                 }
                 if (--host_pending_[to] == 0) {
                     uint32_t t = static_cast<uint32_t>(pg_.ops[to].thread);
@@ -431,8 +448,7 @@ private:
     // ------------------------------------------------------------ GPU work to its unit
     void dispatch(uint32_t i) {
         const Op& op = pg_.ops[i];
-        OpRecord& r = tl_.ops[i];
-        r.gpu_cause = ready_cause_[i];
+        OpRecord& r = tl_.ops[i];  // its gpu_cause says what released it last
         leave_queues(i);
         switch (op_info(op.kind).gpu) {
             case GpuWork::Marker:
@@ -468,9 +484,10 @@ private:
         const Op& op = pg_.ops[i];
         if (int32_t next = hw_queues_.leave(i); next >= 0) {
             const uint32_t j = static_cast<uint32_t>(next);
-            if (now_ > ready_[j] || ready_cause_[j].kind == CauseKind::None) {
+            Cause& why = tl_.ops[j].gpu_cause;
+            if (now_ > ready_[j] || why.kind == CauseKind::None) {
                 ready_[j] = max(ready_[j], now_);
-                ready_cause_[j] = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Queue};
+                why = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Queue};
             }
             if (--pending_[j] == 0) q_.push(ready_[j], prio(kGpuReady), kGpuReady, j);
         }
@@ -497,7 +514,7 @@ private:
 
     bool is_finished(uint32_t i) const {
         const Op& op = pg_.ops[i];
-        return (op.thread < 0 || tl_.ops[i].host_end.ps() != OpRecord::kUnset) && (!Program::has_gpu_phase(op.kind) || done_[i]);
+        return (op.thread < 0 || tl_.ops[i].host_end.ps() != OpRecord::kUnset) && (!Program::has_gpu_phase(op.kind) || done(i));
     }
 
     // " (blocked at OP)": the op at which host thread `t` stopped.
@@ -516,8 +533,8 @@ private:
             if (is_finished(i)) continue;
             if (++count <= 10) {
                 stuck += "\n  " + pg_.op_name(i) + " (" + to_string(op.kind) + ")";
-                if (host_pending_[i] || pending_[i])
-                    stuck += ": waits on " + waited_on(i, host_pending_[i] + pending_[i]);
+                const uint32_t host_deps = pg_.tasks_form ? host_pending_[i] : 0;
+                if (host_deps || pending_[i]) stuck += ": waits on " + waited_on(i, host_deps + pending_[i]);
                 else if (op.thread >= 0 && !r.has_host())
                     stuck += ": its host thread '" + pg_.threads[op.thread].name + "' never reached it" + blocked_at(op.thread);
             }
@@ -543,10 +560,12 @@ private:
     SmScheduler sms_;
     std::vector<uint32_t> pending_, host_pending_;
     std::vector<Time> ready_;
-    std::vector<Cause> ready_cause_;
+    // Until an op's GPU phase is dispatched, its record's gpu_cause says what released it last;
+    // tasks-form host ops keep theirs here.
+    std::vector<Cause> host_ready_cause_;
     std::vector<int32_t> succ_;
-    std::vector<uint8_t> done_;
     std::vector<Edge> edges_;
+    int32_t free_edge_ = -1;
     std::vector<ThreadState> threads_;
 };
 
