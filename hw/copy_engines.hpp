@@ -5,8 +5,8 @@
 // queue. Each duration comes from models/copy_model.
 #pragma once
 #include <cstdint>
-#include <deque>
 
+#include "hw/fifo.hpp"
 #include "hw/managed_memory.hpp"
 #include "hw/staging.hpp"
 #include "hw/unit.hpp"
@@ -15,10 +15,10 @@
 
 namespace hetsim {
 
-class CopyEngines {
+class CopyEngines : UnitBase {
 public:
     CopyEngines(const Program& pg, const HwProfile& hw, UnitSink& sink, Staging& staging, const ManagedMemory& um)
-        : pg_(pg), hw_(hw), sink_(sink), staging_(staging), um_(um) {}
+        : UnitBase(sink), pg_(pg), hw_(hw), staging_(staging), um_(um) {}
     // Copy or prefetch `op` is ready now: it starts if its engine is idle, else it queues.
     void submit(uint32_t op);
     // A completion event this unit asked for.
@@ -41,23 +41,27 @@ private:
 
     const Program& pg_;
     const HwProfile& hw_;
-    UnitSink& sink_;
     Staging& staging_;
     const ManagedMemory& um_;
     Running running_[2];
-    std::deque<uint32_t> waiting_[2];
+    Fifo<uint32_t> waiting_[2];
+    // The last pinned copy's duration per direction: loops copy the same size again and again,
+    // and the efficiency curve and the 128-bit division are not free.
+    struct Last {
+        uint64_t bytes = UINT64_MAX;
+        Time duration;
+    } last_[2];
 };
 
-class DeviceCopies {
+class DeviceCopies : UnitBase {
 public:
-    DeviceCopies(const Program& pg, const HwProfile& hw, UnitSink& sink) : pg_(pg), hw_(hw), sink_(sink) {}
+    DeviceCopies(const Program& pg, const HwProfile& hw, UnitSink& sink) : UnitBase(sink), pg_(pg), hw_(hw) {}
     // A D2D copy or memset: it starts now.
     void submit(uint32_t op);
 
 private:
     const Program& pg_;
     const HwProfile& hw_;
-    UnitSink& sink_;
 };
 
 }  // namespace hetsim

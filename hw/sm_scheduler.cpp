@@ -11,13 +11,16 @@ void SmScheduler::submit(uint32_t i, Time ready, Time faults) {
     const Site& site = pg_.site(op);
     const KernelCost cost = kernel_cost(hw_, op, site.flops);
     if (!hw_.rules.sm_residency) {  // the kernel runs as if alone on the device
-        OpRecord& r = sink_.record(i);
-        r.gpu_start = sink_.now();
+        OpRecord& r = rec_[i];
+        r.gpu_start = now_;
         r.engine = Engine::Compute;
-        sink_.finish_at(i, sink_.now() + cost.duration + faults);
+        sink_.finish_at(i, now_ + cost.duration + faults);
         return;
     }
-    Kernel k{i, site.shape.grid, 0, wave_time(hw_, site.shape, cost.duration), faults, BlockNeed::of(site.shape),
+    if (waves_.size() <= op.site) waves_.resize(pg_.sites.size(), 0);
+    uint64_t& w = waves_[op.site];
+    if (w == 0) w = waves(hw_, site.shape);
+    Kernel k{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(w)), faults, BlockNeed::of(site.shape),
              cost.memory_bound && hw_.hbm_sharing, false, hw_.rules.priorities ? pg_.streams[op.stream].priority : 0, order_++,
              ready};
     uint32_t slot;
@@ -53,11 +56,11 @@ void SmScheduler::fill() {
             return;
         }
         account_occupancy();
-        const Time now = sink_.now();
+        const Time now = now_;
         if (!k.started) {
             k.started = true;
             ++running_;
-            OpRecord& r = sink_.record(k.op);
+            OpRecord& r = rec_[k.op];
             r.gpu_start = now;
             r.engine = Engine::Compute;
             if (now > k.ready && last_release_op_ >= 0) r.gpu_cause = Cause{last_release_op_, Phase::Gpu, CauseKind::Resource};
@@ -131,7 +134,7 @@ void SmScheduler::rescale_memory_bound() {
     if (n == mem_active_) return;
     const int64_t old = std::max<int64_t>(1, mem_active_);
     mem_active_ = n;
-    const Time now = sink_.now();
+    const Time now = now_;
     for (uint32_t b : mem_batches_) {
         Batch& bt = batches_[b];
         const Time done = Time::ps((now - bt.last).ps() / old);
@@ -142,7 +145,7 @@ void SmScheduler::rescale_memory_bound() {
 }
 
 void SmScheduler::account_occupancy() {
-    const Time now = sink_.now();
+    const Time now = now_;
     occupancy_ps_ += static_cast<double>((now - occ_last_).ps()) * static_cast<double>(sm_.used_threads()) /
                      static_cast<double>(sm_.total_threads());
     occ_last_ = now;

@@ -14,9 +14,9 @@
 
 namespace hetsim {
 
-class SmScheduler {
+class SmScheduler : UnitBase {
 public:
-    SmScheduler(const Program& pg, const HwProfile& hw, UnitSink& sink) : pg_(pg), hw_(hw), sink_(sink), sm_(hw) {}
+    SmScheduler(const Program& pg, const HwProfile& hw, UnitSink& sink) : UnitBase(sink), pg_(pg), hw_(hw), sm_(hw) {}
     // Kernel `op`, ready since `ready`, asks for the SMs now; its first blocks stall `faults`
     // on managed-memory faults.
     void submit(uint32_t op, Time ready, Time faults);
@@ -60,7 +60,6 @@ private:
 
     const Program& pg_;
     const HwProfile& hw_;
-    UnitSink& sink_;
     SmPool sm_;
     std::vector<Kernel> kernels_;
     std::vector<uint32_t> free_kernels_, waiting_;
@@ -73,6 +72,7 @@ private:
     bool mem_dirty_ = false;
     Time occ_last_;
     double occupancy_ps_ = 0;
+    std::vector<uint64_t> waves_;  // per site: its kernels' waves (0: not computed yet)
 };
 
 }  // namespace hetsim

@@ -32,10 +32,10 @@ Time Staging::dma_starts(uint32_t i, UnitSink& sink) {
         // Staging stalled with the pool full until now (the DMA start); it resumes as the DMA
         // frees bounce buffers, at the host's speed.
         const Op& op = pg_.ops[i];
-        const Time now = sink.now();
+        const Time now = sink.clock();
         const Time staged = max(h->second.called + stage_time(i, op.bytes), now + stage_time(i, op.bytes - hw_.staging_pool));
         staged_[i] = staged;
-        OpRecord& r = sink.record(i);
+        OpRecord& r = sink.records()[i];
         const Time unblocked = h->second.called + stage_time(i, op.bytes);
         if (staged > unblocked) {
             r.sync_wait += staged - unblocked;

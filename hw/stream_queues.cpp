@@ -8,7 +8,7 @@ HardwareQueues::HardwareQueues(const Program& pg, const HwProfile& hw) : pg_(pg)
 }
 
 bool HardwareQueues::join(uint32_t i, int32_t s) {
-    std::deque<Entry>& q = queue_of(s);
+    Fifo<Entry>& q = queue_of(s);
     const bool waits = !q.empty() && pg_.ops[q.back().op].stream != s;
     q.push_back(Entry{i, waits});
     return waits;
@@ -16,7 +16,7 @@ bool HardwareQueues::join(uint32_t i, int32_t s) {
 
 int32_t HardwareQueues::leave(uint32_t i) {
     if (queues_.empty()) return -1;
-    std::deque<Entry>& q = queue_of(pg_.ops[i].stream);
+    Fifo<Entry>& q = queue_of(pg_.ops[i].stream);
     if (q.empty() || q.front().op != i) return -1;  // never joined (a task), or already left
     q.pop_front();
     return !q.empty() && q.front().waits ? static_cast<int32_t>(q.front().op) : -1;

@@ -4,9 +4,9 @@
 // stream's bounded launch queue (a launch into a full one blocks the calling thread, #23).
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <vector>
 
+#include "hw/fifo.hpp"
 #include "models/profile.hpp"
 #include "sim/program.hpp"
 
@@ -29,12 +29,12 @@ private:
         uint32_t op;
         bool waits;  // joined behind an op of another stream that had not left
     };
-    std::deque<Entry>& queue_of(int32_t stream) {
+    Fifo<Entry>& queue_of(int32_t stream) {
         const size_t n = queues_.size() - 1;  // the last one is the legacy default stream's own
         return queues_[stream == 0 ? n : static_cast<size_t>(stream - 1) % n];
     }
     const Program& pg_;
-    std::vector<std::deque<Entry>> queues_;  // empty: streams do not share queues
+    std::vector<Fifo<Entry>> queues_;  // empty: streams do not share queues
 };
 
 class LaunchQueues {
@@ -52,13 +52,14 @@ public:
     void take(int32_t s, uint32_t i, F&& wake) {
         if (ops_[s].empty() || ops_[s].front() != i) return;
         ops_[s].pop_front();
+        if (waiters_[s].empty()) return;
         for (uint32_t t : waiters_[s]) wake(t);
         waiters_[s].clear();
     }
 
 private:
     uint64_t depth_;
-    std::vector<std::deque<uint32_t>> ops_;        // per stream: issued ops the GPU has not taken
+    std::vector<Fifo<uint32_t>> ops_;        // per stream: issued ops the GPU has not taken
     std::vector<std::vector<uint32_t>> waiters_;   // per stream: threads blocked on a full queue
 };
 

@@ -47,10 +47,9 @@ KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops) {
     return c;
 }
 
-Time wave_time(const HwProfile& p, const KernelShape& shape, Time duration) {
+uint64_t waves(const HwProfile& p, const KernelShape& shape) {
     const uint64_t wave = static_cast<uint64_t>(blocks_per_sm(p, shape)) * p.sm_count;
-    const uint64_t waves = wave ? std::max<uint64_t>(1, (shape.grid + wave - 1) / wave) : 1;
-    return Time::ps(duration.ps() / static_cast<int64_t>(waves));
+    return wave ? std::max<uint64_t>(1, (shape.grid + wave - 1) / wave) : 1;
 }
 
 }  // namespace hetsim

@@ -20,8 +20,8 @@ struct KernelCost {
 // (`flops` is the kernel's site's).
 KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops);
 
-// One wave of a kernel of `duration` alone on the device: the duration over its number of waves
-// (blocks of `shape` that fit on all SMs at once).
-Time wave_time(const HwProfile& p, const KernelShape& shape, Time duration);
+// The waves of a kernel alone on the device (rounds of as many blocks of `shape` as fit on all
+// SMs at once), at least 1; one wave takes its duration over this.
+uint64_t waves(const HwProfile& p, const KernelShape& shape);
 
 }  // namespace hetsim

@@ -51,14 +51,20 @@ struct ThreadState {
     bool presynced = false;     // the current call's stream sync is done
 };
 
+// A timeline with a record per op: the units keep a pointer to them from the start.
+Timeline records_for(const Program& pg) {
+    Timeline t;
+    t.ops.resize(pg.ops.size());
+    return t;
+}
+
 class Simulator final : public UnitSink {
 public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
-        : pg_(pg), hw_(effective_profile(hw)), opts_(o), binder_(pg, hw_.rules.legacy_sync), host_(pg, hw_), um_(pg, hw_),
+        : pg_(pg), hw_(effective_profile(hw)), opts_(o), tl_(records_for(pg)), binder_(pg, hw_.rules.legacy_sync), host_(pg, hw_), um_(pg, hw_),
           staging_(pg, hw_), hw_queues_(pg, hw_), launch_queues_(pg, hw_), copies_(pg, hw_, *this, staging_, um_),
           device_copies_(pg, hw_, *this), sms_(pg, hw_, *this) {
         size_t n = pg.ops.size();
-        tl_.ops.resize(n);
         pending_.assign(n, 0);
         ready_.assign(n, Time{});
         succ_.assign(n, -1);
@@ -103,8 +109,8 @@ public:
     }
 
     // ------------------------------------------------------------ UnitSink
-    Time now() const override { return now_; }
-    OpRecord& record(uint32_t op) override { return tl_.ops[op]; }
+    const Time& clock() const override { return now_; }
+    OpRecord* records() override { return tl_.ops.data(); }
     void wake(UnitId unit, Time at, uint32_t a, uint32_t b) override {
         const EvType t = unit == UnitId::CopyEngines ? kCopyDone : kBatchDone;
         q_.push(at, prio(t), t, a, b);

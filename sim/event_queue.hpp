@@ -1,6 +1,7 @@
-// The one event queue: a 4-ary min-heap keyed by (time, priority, insertion sequence), so
-// equal-time events run in a fixed order and the same input gives the same output. 24-byte
-// entries, four children per node: fewer levels and cache lines per pop than a binary heap.
+// The one event queue, keyed by (time, priority, insertion sequence), so equal-time events run
+// in a fixed order and the same input gives the same output: a 4-ary min-heap of 24-byte
+// entries (fewer levels and cache lines per pop than a binary heap) with its earliest event
+// kept outside it.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,6 +24,31 @@ public:
     // `type` < 8, `priority` < 4.
     void push(Time t, uint32_t priority, uint32_t type, uint32_t a, uint32_t b = 0) {
         SimEvent e{t.ps(), (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type, a, b};
+        // The earliest event waits outside the heap: an event pushed and then popped before any
+        // earlier one arrives (a host thread's next call, a copy's end) costs no sift at all.
+        if (!has_first_) {
+            if (heap_.empty() || e.before(heap_[0])) {
+                first_ = e;
+                has_first_ = true;
+                return;
+            }
+        } else if (e.before(first_)) {
+            std::swap(e, first_);
+        }
+        heap_push(e);
+    }
+    bool empty() const { return !has_first_ && heap_.empty(); }
+    SimEvent pop() {
+        if (has_first_) {
+            has_first_ = false;
+            return first_;
+        }
+        return heap_pop();
+    }
+    void reserve(size_t n) { heap_.reserve(n); }
+
+private:
+    void heap_push(const SimEvent& e) {
         size_t i = heap_.size();
         heap_.push_back(e);
         while (i > 0) {
@@ -33,8 +59,7 @@ public:
         }
         heap_[i] = e;
     }
-    bool empty() const { return heap_.empty(); }
-    SimEvent pop() {
+    SimEvent heap_pop() {
         const SimEvent top = heap_[0];
         const SimEvent last = heap_.back();
         heap_.pop_back();
@@ -55,10 +80,10 @@ public:
         heap_[i] = last;
         return top;
     }
-    void reserve(size_t n) { heap_.reserve(n); }
 
-private:
     std::vector<SimEvent> heap_;
+    SimEvent first_{};      // when has_first_: earlier than every event in the heap
+    bool has_first_ = false;
     uint64_t seq_ = 0;
 };
 

@@ -8,37 +8,17 @@ namespace hetsim {
 
 static_assert(sizeof(Op) == 40, "Op is kept at 40 bytes: programs hold millions of them");
 
-namespace {
+constexpr bool op_table_in_kind_order() {
+    for (int k = 0; k < kOpKinds; ++k)
+        if (static_cast<int>(detail::kOpTable[k].kind) != k) return false;
+    return true;
+}
+static_assert(op_table_in_kind_order(), "op_info indexes the op table by kind: keep its rows in OpKind order");
 
-// The op table. Keep the rows in OpKind order: op_info indexes it.
-constexpr uint16_t kCopyFields = kFieldBytes | kFieldSync | kFieldCopy | kFieldBuffer;
-constexpr OpKindInfo kOpTable[kOpKinds] = {
-    {OpKind::HostWork, "host", GpuWork::None, kFieldDuration | kFieldUses},
-    {OpKind::Kernel, "kernel", GpuWork::Kernel, kFieldDuration | kFieldBytes | kFieldShape | kFieldUses},
-    {OpKind::Memcpy, "memcpy", GpuWork::Copy, kCopyFields},
-    {OpKind::Memset, "memset", GpuWork::Copy, kFieldBytes | kFieldSync},
-    {OpKind::EventRecord, "event_record", GpuWork::Marker, kFieldEvent},
-    {OpKind::StreamWaitEvent, "stream_wait_event", GpuWork::Marker, kFieldEvent},
-    {OpKind::EventSync, "event_sync", GpuWork::None, kFieldEvent},
-    {OpKind::StreamSync, "stream_sync", GpuWork::None, 0},
-    {OpKind::DeviceSync, "device_sync", GpuWork::None, 0},
-    {OpKind::Prefetch, "prefetch", GpuWork::Copy, kFieldBytes | kFieldTo | kFieldBuffer},
-    {OpKind::HostFunc, "host_func", GpuWork::Callback, kFieldDuration},
-    {OpKind::GraphInstantiate, "graph_instantiate", GpuWork::None, kFieldGraph},
-    {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph},
-    {OpKind::Malloc, "malloc", GpuWork::None, kFieldBytes | kFieldBuffer},
-    {OpKind::Free, "free", GpuWork::None, kFieldBytes | kFieldBuffer},
-    {OpKind::MallocHost, "malloc_host", GpuWork::None, kFieldBytes | kFieldBuffer},
-    {OpKind::FreeHost, "free_host", GpuWork::None, kFieldBytes | kFieldBuffer},
-    {OpKind::HostRegister, "host_register", GpuWork::None, kFieldBytes | kFieldBuffer},
-    {OpKind::MallocAsync, "malloc_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
-    {OpKind::FreeAsync, "free_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
-};
+namespace {
 
 constexpr uint8_t kAll = kInThreads | kInTasks;
 }  // namespace
-
-const OpKindInfo& op_info(OpKind k) { return kOpTable[static_cast<int>(k)]; }
 
 const std::vector<OpSpelling>& op_spellings() {
     static const std::vector<OpSpelling> rows = {

@@ -78,7 +78,33 @@ struct OpKindInfo {
     GpuWork gpu;
     uint16_t fields;   // OpField bits
 };
-const OpKindInfo& op_info(OpKind k);
+namespace detail {
+// The op table. Keep the rows in OpKind order: op_info indexes it.
+inline constexpr uint16_t kCopyFields = kFieldBytes | kFieldSync | kFieldCopy | kFieldBuffer;
+inline constexpr OpKindInfo kOpTable[kOpKinds] = {
+    {OpKind::HostWork, "host", GpuWork::None, kFieldDuration | kFieldUses},
+    {OpKind::Kernel, "kernel", GpuWork::Kernel, kFieldDuration | kFieldBytes | kFieldShape | kFieldUses},
+    {OpKind::Memcpy, "memcpy", GpuWork::Copy, kCopyFields},
+    {OpKind::Memset, "memset", GpuWork::Copy, kFieldBytes | kFieldSync},
+    {OpKind::EventRecord, "event_record", GpuWork::Marker, kFieldEvent},
+    {OpKind::StreamWaitEvent, "stream_wait_event", GpuWork::Marker, kFieldEvent},
+    {OpKind::EventSync, "event_sync", GpuWork::None, kFieldEvent},
+    {OpKind::StreamSync, "stream_sync", GpuWork::None, 0},
+    {OpKind::DeviceSync, "device_sync", GpuWork::None, 0},
+    {OpKind::Prefetch, "prefetch", GpuWork::Copy, kFieldBytes | kFieldTo | kFieldBuffer},
+    {OpKind::HostFunc, "host_func", GpuWork::Callback, kFieldDuration},
+    {OpKind::GraphInstantiate, "graph_instantiate", GpuWork::None, kFieldGraph},
+    {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph},
+    {OpKind::Malloc, "malloc", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::Free, "free", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::MallocHost, "malloc_host", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::FreeHost, "free_host", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::HostRegister, "host_register", GpuWork::None, kFieldBytes | kFieldBuffer},
+    {OpKind::MallocAsync, "malloc_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
+    {OpKind::FreeAsync, "free_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
+};
+}  // namespace detail
+inline const OpKindInfo& op_info(OpKind k) { return detail::kOpTable[static_cast<int>(k)]; }
 
 // Where a spelling may appear.
 enum OpForm : uint8_t { kInThreads = 1, kInTasks = 2, kInGraphs = 4 };
