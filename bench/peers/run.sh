@@ -3,9 +3,9 @@
 #
 # The pipeline of bench/peers/pipeline.yaml on hetsim, SimGrid and SimPy, side by side: for each N
 # (default 10000 100000 1000000 chunks, 3 ops each) every simulator runs R times (default 3)
-# under GNU time; the table gives the medians of wall time and peak RSS, the ratios to hetsim and
-# each simulator's predicted end-to-end time. Then it checks that the peers agree with hetsim
-# run with the rules they do not model switched off (within 0.5%; exit 1 if not).
+# under GNU time; the table gives the medians of wall and CPU time and of peak RSS, the ratios to
+# hetsim and each simulator's predicted end-to-end time. Then it checks that the peers agree with
+# hetsim run with the rules they do not model switched off (within 0.5%; exit 1 if not).
 # SimPy is skipped above M chunks (default 1000000; 0: no limit). README.md here explains it all.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps="$2"; shift 2 ;;
     --simpy-max-n) simpy_max="$2"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) sizes+=("$1"); shift ;;
   esac
 done
@@ -63,18 +63,20 @@ simpy=(/usr/bin/python3 "$here/pipeline_simpy.py")  # Debian's python: python3-s
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-# measure CMD...: runs CMD $reps times under GNU time; prints "median_wall_s median_peak_rss_kb";
+# measure CMD...: runs CMD $reps times under GNU time; prints the medians of wall seconds, CPU
+# seconds (user + system: steadier than wall time on a shared machine) and peak RSS in KiB.
 # CMD's stdout of the last run is left in $tmp/out.
 measure() {
   : > "$tmp/times"
   for ((r = 0; r < reps; r++)); do
-    /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" > "$tmp/out"
-    tail -n 1 "$tmp/time" >> "$tmp/times"
+    /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" > "$tmp/out"
+    tail -n 1 "$tmp/time" | awk '{print $1, $2 + $3, $4}' >> "$tmp/times"
   done
-  local wall rss
-  wall="$(cut -d' ' -f1 "$tmp/times" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')"
-  rss="$(cut -d' ' -f2 "$tmp/times" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')"
-  echo "$wall $rss"
+  local col medians=()
+  for col in 1 2 3; do
+    medians+=("$(cut -d' ' -f$col "$tmp/times" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')")
+  done
+  echo "${medians[*]}"
 }
 
 # hetsim_e2e N [--set ...]: hetsim's end-to-end in ns, exact (the text summary rounds it), from a
@@ -91,20 +93,22 @@ notes=()
 failed=0
 for n in "${sizes[@]}"; do
   echo "run.sh: N = $n: hetsim x$reps" >&2
-  m="$(measure "$build/hetsim" run "$scenario" --set "n=$n" --format text)"; read -r h_wall h_rss <<< "$m"
-  h_e2e="$(hetsim_e2e "$n")"
+  row="$n $(measure "$build/hetsim" run "$scenario" --set "n=$n" --format text) $(hetsim_e2e "$n")"
   echo "run.sh: N = $n: SimGrid x$reps" >&2
-  m="$(measure "$simgrid" "$n")"; read -r g_wall g_rss <<< "$m"
+  row+=" $(measure "$simgrid" "$n")"
   g_e2e="$(cat "$tmp/out")"
+  row+=" $g_e2e"
   if [ "$simpy_max" -eq 0 ] || [ "$n" -le "$simpy_max" ]; then
     echo "run.sh: N = $n: SimPy x$reps" >&2
-    m="$(measure "${simpy[@]}" "$n")"; read -r p_wall p_rss <<< "$m"
+    row+=" $(measure "${simpy[@]}" "$n")"
     p_e2e="$(cat "$tmp/out")"
+    row+=" $p_e2e"
   else
-    p_wall=- p_rss=- p_e2e=-
+    p_e2e=-
+    row+=" - - - -"
     notes+=("SimPy skipped at N = $n (above --simpy-max-n $simpy_max; pass --simpy-max-n 0 to run it)")
   fi
-  rows+=("$n $h_wall $h_rss $h_e2e $g_wall $g_rss $g_e2e $p_wall $p_rss $p_e2e")
+  rows+=("$row")  # N, then wall s, CPU s, RSS KiB, e2e ns of hetsim, SimGrid, SimPy
   a_e2e="$(hetsim_e2e "$n" "${peer_rules[@]}")"
   check="$(awk -v n="$n" -v a="$a_e2e" -v g="$g_e2e" -v p="$p_e2e" -v tol="$tolerance" 'BEGIN {
     dg = (g - a) / a; ok = (dg < 0 ? -dg : dg) <= tol
@@ -116,25 +120,25 @@ for n in "${sizes[@]}"; do
   checks+=("$check")
 done
 
-# The ops of a run: 3 per chunk plus the device sync.
 echo
-echo "pipeline of bench/peers/pipeline.yaml; medians of $reps runs; wall s and peak RSS MiB from GNU time"
-printf '%9s %9s | %8s %8s %7s | %8s %8s %6s | %8s %8s %6s | %18s %10s %10s\n' \
-  N ops "hetsim s" MiB B/op "SimGrid" MiB "x" "SimPy" MiB "x" "hetsim e2e ns" "SimGrid" "SimPy"
+echo "pipeline of bench/peers/pipeline.yaml; medians of $reps runs; wall and CPU (user + sys) s, peak RSS MiB from GNU time"
+printf '%9s %9s | %-31s | %-32s | %-32s | %18s %10s %10s\n' "" "" hetsim SimGrid SimPy "predicted e2e" "" ""
+printf '%9s %9s | %7s %7s %7s %7s | %7s %7s %7s %4s %4s | %7s %7s %7s %4s %4s | %18s %10s %10s\n' \
+  N ops wall CPU MiB B/op wall CPU MiB x xCPU wall CPU MiB x xCPU "hetsim ns" SimGrid SimPy
 for row in "${rows[@]}"; do
-  awk -v r="$row" 'BEGIN {
-    split(r, f, " "); n = f[1]; ops = 3 * n + 1
-    hw = f[2]; hr = f[3] * 1024; he = f[4]
-    out = sprintf("%9d %9d | %8.2f %8.1f %7.0f |", n, ops, hw, hr / 1048576, hr / ops)
-    for (k = 5; k <= 8; k += 3) {
-      if (f[k] == "-") { out = out sprintf(" %8s %8s %6s |", "-", "-", "-"); continue }
-      out = out sprintf(" %8.2f %8.1f %6.1f |", f[k], f[k + 1] / 1024, hw > 0 ? f[k] / hw : 0)
+  awk -v r="$row" 'function ratio(a, b) { return b > 0 ? sprintf("%.1f", a / b) : "-" }  # time has 10 ms steps
+  BEGIN {
+    split(r, f, " "); n = f[1]; ops = 3 * n + 1  # 3 ops a chunk and the device sync
+    out = sprintf("%9d %9d | %7.2f %7.2f %7.1f %7.0f |", n, ops, f[2], f[3], f[4] / 1024, f[4] * 1024 / ops)
+    for (k = 6; k <= 10; k += 4) {
+      if (f[k] == "-") { out = out sprintf(" %7s %7s %7s %4s %4s |", "-", "-", "-", "-", "-"); continue }
+      out = out sprintf(" %7.2f %7.2f %7.1f %4s %4s |", f[k], f[k + 1], f[k + 2] / 1024, ratio(f[k], f[2]), ratio(f[k + 1], f[3]))
     }
-    out = out sprintf(" %18.3f", he)
-    for (k = 7; k <= 10; k += 3) out = out (f[k] == "-" ? sprintf(" %10s", "-") : sprintf(" %+10.2e", (f[k] - he) / he))
+    out = out sprintf(" %18.3f", f[5])
+    for (k = 9; k <= 13; k += 4) out = out (f[k] == "-" ? sprintf(" %10s", "-") : sprintf(" %+10.2e", (f[k] - f[5]) / f[5]))
     print out }'
 done
-echo "(x: wall time / hetsim's; SimGrid and SimPy e2e: relative difference to hetsim's, every rule on)"
+echo "(x, xCPU: wall and CPU time / hetsim's; SimGrid, SimPy: e2e relative to hetsim's with every rule on)"
 echo
 echo "agreement: hetsim with rules ${rules_off[*]} off against the peers (tolerance $(awk -v t="$tolerance" 'BEGIN {print t * 100}')%)"
 printf '%9s %20s %20s %10s %20s %10s\n' N "hetsim e2e ns" "SimGrid e2e ns" diff "SimPy e2e ns" diff
