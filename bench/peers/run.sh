@@ -122,7 +122,7 @@ done
 
 echo
 echo "pipeline of bench/peers/pipeline.yaml; medians of $reps runs; wall and CPU (user + sys) s, peak RSS MiB from GNU time"
-printf '%9s %9s | %-31s | %-32s | %-32s | %18s %10s %10s\n' "" "" hetsim SimGrid SimPy "predicted e2e" "" ""
+printf '%9s %9s | %-31s | %-32s | %-32s | %s\n' "" "" hetsim SimGrid SimPy "predicted end-to-end"
 printf '%9s %9s | %7s %7s %7s %7s | %7s %7s %7s %4s %4s | %7s %7s %7s %4s %4s | %18s %10s %10s\n' \
   N ops wall CPU MiB B/op wall CPU MiB x xCPU wall CPU MiB x xCPU "hetsim ns" SimGrid SimPy
 for row in "${rows[@]}"; do
