@@ -36,8 +36,8 @@
 
 #include "frontend/profile_loader.hpp"
 #include "sim/engine.hpp"
-#include "sim/program.hpp"
-#include "sim/timeline.hpp"
+#include "core/program.hpp"
+#include "core/timeline.hpp"
 
 // ------------------------------------------------------------------ heap accounting
 // Plain globals: the benchmarks are single-threaded, and atomics would tax every allocation of

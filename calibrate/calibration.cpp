@@ -16,7 +16,7 @@
 #include "models/profile.hpp"
 #include "calibrate/fit.hpp"
 #include "report/json_input.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::calib {
 

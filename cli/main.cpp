@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "sim/engine.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "report/csv_report.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
-#include "sim/program_json.hpp"
+#include "core/program_json.hpp"
 #include "report/summary.hpp"
 #include "sim/engine.hpp"
 #include "sim/graph.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "models/profile.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim {
 

@@ -11,7 +11,7 @@
 #include "hw/staging.hpp"
 #include "hw/unit.hpp"
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 

@@ -10,7 +10,7 @@
 #include "hw/sm_pool.hpp"
 #include "hw/unit.hpp"
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 

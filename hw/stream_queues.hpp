@@ -8,7 +8,7 @@
 
 #include "hw/fifo.hpp"
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 

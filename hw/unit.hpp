@@ -6,8 +6,8 @@
 #pragma once
 #include <cstdint>
 
-#include "sim/time.hpp"
-#include "sim/timeline.hpp"
+#include "core/time.hpp"
+#include "core/timeline.hpp"
 
 namespace hetsim {
 

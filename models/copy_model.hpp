@@ -2,7 +2,7 @@
 // host staging of pageable copies.
 #pragma once
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/time.hpp"
+#include "core/time.hpp"
 
 namespace hetsim {
 

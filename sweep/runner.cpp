@@ -17,7 +17,7 @@
 #include "report/analysis.hpp"
 #include "sweep/table.hpp"
 #include "sim/engine.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::sweep {
 

@@ -20,7 +20,7 @@
 #include "frontend/profile_loader.hpp"
 #include "calibrate/calibration.hpp"
 #include "calibrate/fit.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 using namespace hetsim_test;
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include "cli_util.hpp"
 #include "frontend/scenario.hpp"
 #include "report/json_report.hpp"
-#include "sim/program_json.hpp"
+#include "core/program_json.hpp"
 #include "sim/engine.hpp"
 
 using namespace hetsim_test;

@@ -14,7 +14,7 @@
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
 #include "report/summary.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 using namespace hetsim;
 using namespace hetsim::report;

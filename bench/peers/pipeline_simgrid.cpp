@@ -57,7 +57,7 @@ double efficiency(const Curve& c, uint64_t bytes) {
 }
 
 // models/copy_model.cpp: fixed + ceil(bytes * 1e12 / (bandwidth x efficiency)) ps, in 128 bits
-// as sim/time.hpp transfer_time() does (16 MiB x 1e12 overflows 64 bits).
+// as core/time.hpp transfer_time() does (16 MiB x 1e12 overflows 64 bits).
 __extension__ typedef unsigned __int128 u128;
 int64_t copy_ps(int64_t fixed, uint64_t bw, const Curve& eff, uint64_t bytes) {
     if (!eff.empty()) bw = std::max<uint64_t>(1, uint64_t(double(bw) * efficiency(eff, bytes)));

@@ -6,7 +6,7 @@
 // its GPU phase runs, which fields it carries, how a scenario spells it and which keys it takes.
 // The frontend, the engine, the reports, the JSON codec and the GPU runner all read it.
 //
-// This header and sim/program.cpp are compiled by nvcc into the runner as well: standard C++
+// This header and core/program.cpp are compiled by nvcc into the runner as well: standard C++
 // and header-only libraries only.
 #pragma once
 #include <cstdint>
@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/error.hpp"
-#include "sim/time.hpp"
+#include "core/error.hpp"
+#include "core/time.hpp"
 
 namespace hetsim {
 

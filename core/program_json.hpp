@@ -4,7 +4,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 

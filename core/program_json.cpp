@@ -1,9 +1,9 @@
-#include "sim/program_json.hpp"
+#include "core/program_json.hpp"
 
 #include <map>
 #include <tuple>
 
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim {
 

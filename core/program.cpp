@@ -1,8 +1,8 @@
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 #include <algorithm>
 
-#include "sim/timeline.hpp"
+#include "core/timeline.hpp"
 
 namespace hetsim {
 
