@@ -83,9 +83,17 @@ void set_profile_param(HwProfile& p, const std::string& key, const std::string& 
         throw InputError(where, "hardware parameter '" + key + "' must be " + want + ", got '" + text + "'");
     }
     double x = v.as_double();
-    if (x < 0 || (d->positive && x <= 0))
-        throw InputError(where, "hardware parameter '" + key + "' must be " + (d->positive ? "positive" : "non-negative") +
-                                    ", got '" + text + "'");
+    if (!d->range.contains(x)) {
+        const Range& r = d->range;
+        auto bound = [&](double b) { return format_quantity(d->dim, b); };
+        std::string want;
+        if (r.lo_open ? !(x > r.lo) : !(x >= r.lo))
+            want = r.lo == 0 ? (r.lo_open ? "positive" : "non-negative") : (r.lo_open ? "more than " : "at least ") + bound(r.lo);
+        else
+            want = (r.hi_open ? "less than " : "at most ") + bound(r.hi);
+        throw InputError(where, "hardware parameter '" + key + "' must be " + want + ", got '" + text + "' (allowed: " +
+                                    range_text(*d) + ")");
+    }
     if (d->time) p.*(d->time) = Time::ps(v.i);
     else if (d->count) {
         if (!v.integral) throw InputError(where, "hardware parameter '" + key + "' must be a whole number, got '" + text + "'");

@@ -177,7 +177,7 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
                              "you mean 'copy.h2d.bandwidth'?");
         check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwidth=0GB/s"),
                              "--set hardware.copy.h2d.bandwidth: error: hardware parameter 'copy.h2d.bandwidth' must be "
-                             "positive, got '0GB/s'");
+                             "positive, got '0GB/s' (allowed: 0 < x <= 100TB/s)");
         check_one_line_error(run_cli(run + "--set hardware.zero_latency=maybe"),
                              "--set hardware.zero_latency: error: hardware.zero_latency must be true or false, got 'maybe'");
     }
