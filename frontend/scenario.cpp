@@ -171,7 +171,7 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
     for (const auto& [key, value] : opts_.sets)
         if (key == "hardware.zero_latency") {
             if (value != "true" && value != "false")
-                throw InputError({"--set " + key}, "hardware.zero_latency must be true or false, got '" + value + "'");
+                throw InputError({"--set " + key + "=" + value}, "hardware.zero_latency must be true or false, got '" + value + "'");
             zero = value == "true";
         }
     if (zero) zero_latencies(sc_.profile);
@@ -182,7 +182,7 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
     }
     for (const auto& [key, value] : opts_.sets)
         if (key.rfind("hardware.", 0) == 0 && key != "hardware.zero_latency")
-            set_profile_param(sc_.profile, key.substr(9), value, SourceLoc{"--set " + key});
+            set_profile_param(sc_.profile, key.substr(9), value, SourceLoc{"--set " + key + "=" + value});
 }
 
 void Lowerer::parse_options(const YAML::Node& n) {

@@ -171,15 +171,35 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli(run + "--set chunks=2ms"),
                              file + ":5:15: error: repeat count must be a whole number without a unit, got 'chunks' (a time)");
     }
-    SECTION("--set of hardware parameters") {
+    SECTION("--set of hardware parameters: the message names the argument") {
         check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwith=32GB/s"),
-                             "--set hardware.copy.h2d.bandwith: error: unknown hardware parameter 'copy.h2d.bandwith'; did "
-                             "you mean 'copy.h2d.bandwidth'?");
+                             "--set hardware.copy.h2d.bandwith=32GB/s: error: unknown hardware parameter 'copy.h2d.bandwith'; "
+                             "did you mean 'copy.h2d.bandwidth'?");
         check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwidth=0GB/s"),
-                             "--set hardware.copy.h2d.bandwidth: error: hardware parameter 'copy.h2d.bandwidth' must be "
+                             "--set hardware.copy.h2d.bandwidth=0GB/s: error: hardware parameter 'copy.h2d.bandwidth' must be "
                              "positive, got '0GB/s' (allowed: 0 < x <= 100TB/s)");
         check_one_line_error(run_cli(run + "--set hardware.zero_latency=maybe"),
-                             "--set hardware.zero_latency: error: hardware.zero_latency must be true or false, got 'maybe'");
+                             "--set hardware.zero_latency=maybe: error: hardware.zero_latency must be true or false, got 'maybe'");
+    }
+    SECTION("--set of a hardware parameter out of its range") {
+        check_one_line_error(run_cli(run + "--set hardware.gpu.hw_queues=0"),
+                             "--set hardware.gpu.hw_queues=0: error: hardware parameter 'gpu.hw_queues' must be at least 1, "
+                             "got '0' (allowed: 1 <= x <= 32)");
+        check_one_line_error(run_cli(run + "--set hardware.gpu.launch_queue_depth=0"),
+                             "--set hardware.gpu.launch_queue_depth=0: error: hardware parameter 'gpu.launch_queue_depth' must "
+                             "be at least 1, got '0' (allowed: 1 <= x <= 1048576)");
+        check_one_line_error(run_cli(run + "--set hardware.sm.count=1e12"),
+                             "--set hardware.sm.count=1e12: error: hardware parameter 'sm.count' must be at most 1024, got "
+                             "'1e12' (allowed: 1 <= x <= 1024)");
+        check_one_line_error(run_cli(run + "--set hardware.copy.h2d.fixed=5GB/s"),
+                             "--set hardware.copy.h2d.fixed=5GB/s: error: hardware parameter 'copy.h2d.fixed' must be a time "
+                             "such as 2.5us, got '5GB/s'");
+    }
+    SECTION("--vary of a hardware parameter out of its range") {
+        check_one_line_error(run_cli("sweep '" + file + "' --vary hardware.gpu.hw_queues=8,64 -o '" + (dir / "s.csv").string() + "'"),
+                             "--vary hardware.gpu.hw_queues=64: error: hardware parameter 'gpu.hw_queues' must be at most 32, "
+                             "got '64' (allowed: 1 <= x <= 32)");
+        CHECK(!fs::exists(dir / "s.csv"));
     }
     SECTION("bad --format") {
         check_one_line_error(run_cli(run + "--format xml"), "--format: error: expected text or json, got 'xml'");
