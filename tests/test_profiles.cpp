@@ -2,7 +2,11 @@
 // datasheet says it does.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "frontend/profile_loader.hpp"
 #include "frontend/scenario.hpp"
@@ -130,4 +134,100 @@ TEST_CASE("profiles: quantities print in the unit that states them exactly") {
             if (d.count) CHECK(q.*(d.count) == p.*(d.count));
         }
     }
+}
+
+namespace {
+// A directory of profile files for one test, removed afterwards.
+struct ProfileDir {
+    std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                ("hetsim-profiles-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    ProfileDir() { std::filesystem::create_directories(dir); }
+    ~ProfileDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+    std::string write(const std::string& name, const std::string& text) const {
+        std::ofstream(dir / name) << text;
+        return (dir / name).string();
+    }
+    static int& counter() {
+        static int n = 0;
+        return n;
+    }
+};
+
+std::string error_of(const std::string& profile) {
+    try {
+        load_profile(profile, {"test"});
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+}  // namespace
+
+TEST_CASE("profiles: a profile with a base inherits every value and overrides its own") {
+    ProfileDir d;
+    d.write("mid.yaml", "name: mid\nbase: h200\nparams:\n  sm.count: 100\n  hbm.bandwidth: {value: 3TB/s, source: x}\n");
+    std::string top = d.write("top.yaml", "name: top\nbase: mid.yaml\nparams:\n  sm.count: 90\n  rules.duplex: off\n");
+    const HwProfile h200 = load_profile("h200", {});
+    const LoadedProfile lp = load_profile_sources(top, {});
+    CHECK(lp.profile.name == "top");
+    REQUIRE(lp.files.size() == 3);
+    CHECK(lp.files[0].path == top);
+    CHECK(lp.files[1].name == "mid.yaml");
+    CHECK(lp.files[2].name == "h200");
+    const auto& decls = param_decls();
+    for (size_t k = 0; k < decls.size(); ++k) {
+        const std::string key = decls[k].key;
+        INFO(key);
+        int want = key == "sm.count" || key == "rules.duplex" ? 0 : key == "hbm.bandwidth" ? 1 : 2;
+        CHECK(lp.origin[k] == want);
+        if (want == 2) CHECK(value_text(lp.profile, decls[k]) == value_text(h200, decls[k]));
+    }
+    CHECK(lp.profile.sm_count == 90);
+    CHECK(lp.profile.hbm_bw == 3'000'000'000'000ULL);
+    CHECK(!lp.profile.rules.duplex);
+    // A base without params is the base under another name.
+    std::string alias = d.write("alias.yaml", "name: alias\nbase: h200\n");
+    CHECK(load_profile(alias, {}).name == "alias");
+    CHECK(load_profile(alias, {}).h2d_bw == h200.h2d_bw);
+}
+
+TEST_CASE("profiles: a profile read before is read again once a file of its base chain changes") {
+    ProfileDir d;
+    d.write("base.yaml", "base: h200\nparams:\n  sm.count: 100\n");
+    std::string top = d.write("top.yaml", "base: base.yaml\nparams: {}\n");
+    CHECK(load_profile(top, {}).sm_count == 100);
+    d.write("base.yaml", "base: h200\nparams:\n  sm.count: 64   # a different size too\n");
+    CHECK(load_profile(top, {}).sm_count == 64);
+}
+
+TEST_CASE("profiles: without a base, switches and neutral rule parameters take their defaults; the rest is required") {
+    ProfileDir d;
+    // Every required parameter of h200, nothing else.
+    const HwProfile h200 = load_profile("h200", {});
+    std::string text = "name: minimal\nparams:\n";
+    for (const auto& p : param_decls())
+        if (!p.default_value) text += "  " + std::string(p.key) + ": \"" + value_text(h200, p) + "\"\n";
+    std::string file = d.write("minimal.yaml", text);
+    LoadedProfile lp = load_profile_sources(file, {});
+    const auto& decls = param_decls();
+    for (size_t k = 0; k < decls.size(); ++k) {
+        INFO(decls[k].key);
+        CHECK(lp.origin[k] == (decls[k].default_value ? -1 : 0));
+    }
+    CHECK(lp.profile.hw_queues == 8);
+    CHECK(lp.profile.duplex_factor == 1);
+    CHECK(lp.profile.launch_contention == 0);
+    CHECK(lp.profile.um_prefetch_host_block == 0);
+    CHECK(lp.profile.h2d_eff.points.empty());
+    CHECK(lp.profile.rules.duplex);
+    CHECK(lp.profile.hbm_sharing);
+    CHECK(!lp.profile.pageable_sync);
+    // Without one required parameter: an error naming it.
+    std::string less = text.substr(0, text.find("  host.memcpy_call_cost")) + text.substr(text.find("  host.memset_call_cost"));
+    std::string bad = d.write("less.yaml", less);
+    CHECK(error_of(bad) == bad + ":3:3: error: profile is missing parameter 'host.memcpy_call_cost' (host time of a "
+                                 "cudaMemcpy(Async) call, a time); add it under 'params'");
 }
