@@ -86,3 +86,19 @@ TEST_CASE("profiles: every shipped profile keeps every effective value") {
         CHECK(compared == w.size());  // no parameter of the table went missing from the declarations
     }
 }
+
+TEST_CASE("profiles: the shipped profiles other than h200 state only what differs from it") {
+    const HwProfile h200 = load_profile("h200", {});
+    for (const char* name : {"h100-sxm", "h100-pcie", "a100-pcie", "gh200"}) {
+        INFO("profile " << name);
+        LoadedProfile lp = load_profile_sources(name, {});
+        REQUIRE(lp.files.size() == 2);
+        CHECK(lp.files[1].name == "h200");
+        const auto& decls = param_decls();
+        for (size_t k = 0; k < decls.size(); ++k) {
+            INFO("parameter " << decls[k].key);
+            CHECK(lp.origin[k] >= 0);
+            if (lp.origin[k] == 0) CHECK(exact(lp.profile, decls[k]) != exact(h200, decls[k]));
+        }
+    }
+}
