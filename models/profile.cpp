@@ -59,13 +59,13 @@ constexpr Range above(double lo, double hi) { return Range{lo, hi, true, false};
 // Upper bounds against absurd inputs (a unit slip, an extra factor of 1000), each far above
 // what a GPU of the next decade needs, so that they never stand in the way of a what-if study.
 constexpr Range kCall = closed(0, 10 * kMs);
-const char* const kCallNote = "at most 10 ms: today's API calls, gaps and GPU latencies take 0.1-50 us";
+const char* const kCallNote = "today's calls, gaps and latencies take up to 50 us";
 constexpr Range kSlow = closed(0, 1 * kS);
-const char* const kSlowNote = "at most 1 s: today's cudaMalloc, cudaFree, module loads and wake-ups take 3 us-2.4 ms";
+const char* const kSlowNote = "today's allocations, module loads and wake-ups take 3 us-2.4 ms";
 constexpr Range kHostBw = above(0, 100 * kTB);
-const char* const kHostBwNote = "at most 100 TB/s: over 100x NVLink-C2C's 450 GB/s per direction and any host memory";
+const char* const kHostBwNote = "over 100x NVLink-C2C's 450 GB/s per direction, and any host memory";
 constexpr Range kDevBw = above(0, 1000 * kTB);
-const char* const kDevBwNote = "at most 1000 TB/s: over 100x the 8 TB/s of a B200's HBM3e";
+const char* const kDevBwNote = "over 100x the 8 TB/s of a B200's HBM3e";
 
 ParamDecl decl(const char* k, Dim dim, bool lat, const char* d, Range r, const char* note) {
     ParamDecl p{k, dim, lat, d};
@@ -135,7 +135,7 @@ const std::vector<ParamDecl>& param_decls() {
             bw("host.pageable_h2d_bandwidth", &P::pageable_h2d_bw, "host staging speed of pageable H2D copies"),
             bw("host.pageable_d2h_bandwidth", &P::pageable_d2h_bw, "host staging speed of pageable D2H copies"),
             sz("host.staging_chunk", &P::staging_chunk, "pinned bounce-buffer chunk of pageable copies", above(0, kGiB),
-               "at most 1 GiB: the driver stages in chunks of about 1 MiB"),
+               "the driver stages about 1 MiB at a time"),
             t("copy.h2d.fixed", &P::h2d_fixed, true, "GPU-side fixed cost of an H2D copy"),
             bw("copy.h2d.bandwidth", &P::h2d_bw, "pinned H2D bandwidth"),
             t("copy.d2h.fixed", &P::d2h_fixed, true, "GPU-side fixed cost of a D2H copy"),
@@ -148,13 +148,13 @@ const std::vector<ParamDecl>& param_decls() {
             t("gpu.stream_gap", &P::stream_gap, true, "gap between dependent ops of one stream"),
             t("gpu.event_gap", &P::event_gap, true, "gap of a dependency through an event or the legacy stream"),
             n("sm.count", &P::sm_count, "number of SMs", closed(1, 1024),
-              "at most 1024: 7x the 148 SMs of a B200 (1e12 SMs would only make the SM scheduler slow)"),
-            n("sm.max_threads", &P::sm_threads, "resident threads per SM", closed(1, 8192), "at most 8192: 4x today's 2048"),
-            n("sm.max_blocks", &P::sm_blocks, "resident blocks per SM", closed(1, 256), "at most 256: 8x today's 32"),
+              "7x the 148 SMs of a B200"),
+            n("sm.max_threads", &P::sm_threads, "resident threads per SM", closed(1, 8192), "4x today's 2048"),
+            n("sm.max_blocks", &P::sm_blocks, "resident blocks per SM", closed(1, 256), "8x today's 32"),
             n("sm.registers", &P::sm_registers, "32-bit registers per SM", closed(1, 1 << 20),
-              "at most 2^20: 16x today's 65536"),
+              "16x today's 65536"),
             sz("sm.shared_memory", &P::sm_shared_memory, "shared memory per SM", above(0, 16 * kMiB),
-               "at most 16 MiB: 70x today's 228 KiB"),
+               "70x today's 228 KiB"),
             bw("hbm.bandwidth", &P::hbm_bw, "HBM bandwidth seen by a memory-bound kernel", kDevBw, kDevBwNote),
             t("kernel.min_duration", &P::kernel_min_duration, true, "shortest kernel (empty kernel) on the GPU"),
             bw("um.fault_bandwidth", &P::um_fault_bw, "GPU-fault-driven managed migration to the device"),
@@ -162,35 +162,35 @@ const std::vector<ParamDecl>& param_decls() {
             bw("um.prefetch_d2h_bandwidth", &P::um_prefetch_d2h_bw, "cudaMemPrefetchAsync to the host"),
             bw("um.cpu_fault_bandwidth", &P::um_cpu_fault_bw, "CPU-fault-driven migration back to the host"),
             sz("device.memory", &P::device_memory, "device memory visible to the program", above(0, 16 * kTiB),
-               "at most 16 TiB: over 50x the 288 GB of a B300"),
+               "over 50x the 288 GB of a B300"),
             real("kernel.peak_flops", &P::peak_flops, "peak FLOP/s for the roofline", above(0, 1e18),
-                 "at most 1e18: 100x a B200's 1e16 dense FP4 FLOP/s"),
+                 "100x the 1e16 dense FP4 FLOP/s of a B200"),
             real("host.launch_contention", &P::launch_contention,
                  "API calls from several host threads: cost x (1 + this x other threads inside a call)", closed(0, 10),
-                 "0: no contention; measured 0.44", "0"),
+                 "0: no contention; 0.44 measured", "0"),
             flag("hbm.sharing", &P::hbm_sharing, "memory-bound kernels share HBM bandwidth (true/false)", "true"),
             curve("copy.h2d.efficiency", &P::h2d_eff, "pinned H2D efficiency by size (none, or size:fraction, ...)"),
             curve("copy.d2h.efficiency", &P::d2h_eff, "pinned D2H efficiency by size (none, or size:fraction, ...)"),
             real("copy.duplex_factor", &P::duplex_factor, "H2D and D2H copies at once each take this x longer", closed(1, 10),
-                 "1: no slow-down (below 1 would be a speed-up); measured 1.09", "1"),
+                 "1: no slow-down, below 1 would be a speed-up; 1.09 measured", "1"),
             real("copy.pageable_contention", &P::pageable_contention,
                  "a pinned H2D copy beside a pageable D2H copy takes this x longer", closed(1, 10),
-                 "1: no slow-down (below 1 would be a speed-up); measured 2.05", "1"),
+                 "1: no slow-down, below 1 would be a speed-up; 2.05 measured", "1"),
             sz("host.staging_pool", &P::staging_pool, "pinned bounce-buffer pool of pageable H2D copies (0: unbounded)",
-               closed(0, kTiB), "at most 1 TiB of pinned host memory"),
+               closed(0, kTiB), "more pinned memory than a host has"),
             bw("host.pageable_h2d_warm_bandwidth", &P::pageable_h2d_warm_bw,
                "staging speed of a pageable H2D whose source is still in the CPU caches"),
             sz("host.staging_cache", &P::staging_cache,
                "CPU cache bytes: a pageable buffer copied again before this much other pageable data is warm",
-               closed(0, kTiB), "at most 1 TiB: more than any CPU cache, HBM caches included"),
+               closed(0, kTiB), "more than any CPU cache, HBM caches included"),
             flag("host.pageable_sync", &P::pageable_sync,
                  "documented behaviour: a pageable copy first syncs its stream (false: as measured)", "false"),
             n("gpu.hw_queues", &P::hw_queues, "hardware queues streams map onto (CUDA_DEVICE_MAX_CONNECTIONS)", closed(1, 32),
-              "CUDA_DEVICE_MAX_CONNECTIONS takes 1 to 32; 8 is CUDA's default", "8"),
+              "CUDA_DEVICE_MAX_CONNECTIONS takes 1 to 32; CUDA's default is 8", "8"),
             n("gpu.launch_queue_depth", &P::launch_queue_depth, "queued ops per stream before a launch call blocks",
-              closed(1, 1 << 20), "at least 1 (switch the rule off for unbounded queues); at most 2^20: 1000x the 1021 measured"),
+              closed(1, 1 << 20), "rules.launch_queue: off for unbounded queues; 1000x the 1021 measured"),
             n("gpu.max_kernels", &P::max_kernels, "kernels running at once on the device", closed(1, 4096),
-              "at most 4096: 32x today's 128"),
+              "32x today's 128"),
             t("host.module_load_cost", &P::module_load_cost, true, "first launch of each kernel: lazy module loading", kSlow,
               kSlowNote),
             t("host.blocking_sync_wakeup", &P::blocking_sync_wakeup, true,
@@ -210,10 +210,10 @@ const std::vector<ParamDecl>& param_decls() {
             bw("host.free_host_bandwidth", &P::free_host_bw, "cudaFreeHost: bytes unpinned per second"),
             bw("host.host_register_bandwidth", &P::host_register_bw, "cudaHostRegister: bytes pinned per second"),
             sz("um.block_size", &P::um_block, "managed-memory residency tracking granularity", closed(4 * kKiB, kGiB),
-               "at least 4 KiB, a page: hetsim keeps state per block of every managed buffer; at most 1 GiB, the largest huge page"),
+               "a page at least, as hetsim keeps state per block of every managed buffer; a 1 GiB huge page at most"),
             real("um.prefetch_host_block", &P::um_prefetch_host_block,
                  "part (0..1) of its transfer a prefetch to the device holds the calling host thread", closed(0, 1),
-                 "a part of the transfer; 0: the call returns after its call cost", "0"),
+                 "0: the call returns after its call cost", "0"),
             rule("rules.copy_efficiency", &P::Rules::copy_efficiency, "size-dependent pinned copy efficiency"),
             rule("rules.duplex", &P::Rules::duplex, "H2D beside D2H slow each other (copy.duplex_factor, copy.pageable_contention)"),
             rule("rules.copy_fifo", &P::Rules::copy_fifo, "one copy at a time per direction, FIFO across streams"),
@@ -279,13 +279,16 @@ std::string format_quantity(Dim dim, double v) {
     else if (dim == Dim::Bandwidth) units = rates, count = std::size(rates);
     else return number_text(v);
     if (v == 0) return std::string("0") + (dim == Dim::Time ? "us" : units[count - 1].name);
-    // The largest unit that states the value exactly in at most 10 digits, else the largest unit below it.
+    // The largest unit that states the value exactly in at most 10 digits (a size in at most 4
+    // decimals: 1072KiB rather than 1.046875MiB), else the largest unit below it.
     const Unit* fallback = nullptr;
     for (size_t k = 0; k < count; ++k) {
         const Unit& u = units[k];
         if (v < u.scale) continue;
         std::string s = number_text(v / u.scale);
-        if (std::llround(std::strtod(s.c_str(), nullptr) * u.scale) == std::llround(v)) return s + u.name;
+        size_t dot = s.find('.');
+        bool short_enough = dim != Dim::Bytes || dot == std::string::npos || s.size() - dot - 1 <= 4;
+        if (short_enough && std::llround(std::strtod(s.c_str(), nullptr) * u.scale) == std::llround(v)) return s + u.name;
         if (!fallback) fallback = &u;
     }
     if (!fallback) fallback = &units[count - 1];
