@@ -168,8 +168,38 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli(run + "--set chunks=many"),
                              "--set chunks=many: error: unknown name 'many' in 'many' (not a loop variable or param; a "
                              "value needs a unit such as 2ms or 64MiB)");
+        // A value that does not fit where the param is used: the --set argument is at fault, and
+        // the message says where the file uses it.
         check_one_line_error(run_cli(run + "--set chunks=2ms"),
-                             file + ":5:15: error: repeat count must be a whole number without a unit, got 'chunks' (a time)");
+                             "--set chunks=2ms: error: repeat count must be a whole number without a unit, got 'chunks' (a "
+                             "time) (used at " + file + ":5:15)");
+    }
+    SECTION("--set value substituted as ${name}, in ops and in hardware overrides") {
+        const std::string subst = (dir / "subst.yaml").string();
+        {
+            std::ofstream out(subst);
+            out << "params: {dur: 1us, bw: 16GB/s}\n"
+                   "hardware:\n"
+                   "  profile: h200\n"
+                   "  copy.h2d.bandwidth: ${bw}\n"
+                   "threads:\n"
+                   "  main:\n"
+                   "    - host: step\n"
+                   "      duration: ${dur}\n";
+        }
+        const std::string run2 = "run '" + subst + "' ";
+        CliResult ok = run_cli(run2);
+        CHECK(ok.exit_code == 0);
+        check_one_line_error(run_cli(run2 + "--set dur=5"),
+                             "--set dur=5: error: duration must be a time with a unit such as 2ms or 1.5us, got '${dur}' (= "
+                             "'5') (no unit) (used at " + subst + ":8:17)");
+        check_one_line_error(run_cli(run2 + "--set dur=abc"),
+                             "--set dur=abc: error: unknown name 'abc' in 'abc'; did you mean 'bw'? (used as '${dur}' at " +
+                                 subst + ":8:17)");
+        check_one_line_error(run_cli(run2 + "--set bw=0GB/s"),
+                             "--set bw=0GB/s: error: hardware parameter 'copy.h2d.bandwidth' must be positive, got '0GB/s' "
+                             "(allowed: 0 < x <= 100TB/s) (used at " + subst + ":4:23)");
+        CHECK(run_cli(run2 + "--set dur=2ms --set bw=32GB/s").exit_code == 0);
     }
     SECTION("--set of hardware parameters: the message names the argument") {
         check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwith=32GB/s"),
