@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "frontend/expr.hpp"
@@ -158,7 +159,11 @@ std::string stamp_of(const std::string& path) {
 
 // The profiles being read, outermost first, to catch a chain of bases that comes back to itself.
 struct Chain {
-    std::vector<std::string> canonical, shown;
+    std::vector<std::string> shown;
+    std::vector<std::string> canonical;  // filled in only once a base is met: most loads hit the cache
+    void fill() {
+        while (canonical.size() < shown.size()) canonical.push_back(fs::weakly_canonical(shown[canonical.size()]).string());
+    }
 };
 
 LoadedProfile load_file(const std::string& path, const std::string& name, Chain& chain);
@@ -178,6 +183,7 @@ LoadedProfile parse_profile_file(const std::string& path, const std::string& nam
         const SourceLoc at = loc_of(base, path);
         const std::string base_path = resolve_profile(base_name, at, fs::path(path).parent_path().string(), true);
         const std::string canonical = fs::weakly_canonical(base_path).string();
+        chain.fill();
         if (auto it = std::find(chain.canonical.begin(), chain.canonical.end(), canonical); it != chain.canonical.end()) {
             std::string cycle;
             for (size_t k = static_cast<size_t>(it - chain.canonical.begin()); k < chain.shown.size(); ++k)
@@ -185,11 +191,11 @@ LoadedProfile parse_profile_file(const std::string& path, const std::string& nam
             throw InputError(at, "profile bases form a cycle: " + cycle + base_path +
                                      "; a profile's base chain must end in a profile without 'base'");
         }
-        chain.canonical.push_back(canonical);
         chain.shown.push_back(base_path);
+        chain.canonical.push_back(canonical);
         LoadedProfile b = load_file(base_path, base_name, chain);
-        chain.canonical.pop_back();
         chain.shown.pop_back();
+        chain.canonical.resize(std::min(chain.canonical.size(), chain.shown.size()));
         lp.profile = b.profile;
         lp.files.insert(lp.files.end(), b.files.begin(), b.files.end());
         for (size_t k = 0; k < decls.size(); ++k) lp.origin[k] = b.origin[k] < 0 ? -1 : b.origin[k] + 1;
@@ -243,17 +249,20 @@ LoadedProfile load_file(const std::string& path, const std::string& name, Chain&
     static std::mutex cache_mu;
     static std::map<std::string, Entry> cache;
     const std::string key = name + '\n' + path;
+    std::optional<Entry> seen;
     {
         std::lock_guard<std::mutex> lock(cache_mu);
-        if (auto it = cache.find(key); it != cache.end()) {
-            bool fresh = true;
-            for (const auto& [p, s] : it->second.stamps) fresh = fresh && !s.empty() && stamp_of(p) == s;
-            if (fresh) return it->second.profile;
-        }
+        if (auto it = cache.find(key); it != cache.end()) seen = it->second;
+    }
+    if (seen) {
+        bool fresh = true;
+        for (const auto& [p, s] : seen->stamps) fresh = fresh && !s.empty() && stamp_of(p) == s;
+        if (fresh) return std::move(seen->profile);
     }
     Entry e;
+    const std::string own = stamp_of(path);  // before reading: a change while it is read shows next time
     e.profile = parse_profile_file(path, name, chain);
-    for (const auto& f : e.profile.files) e.stamps.emplace_back(f.path, stamp_of(f.path));
+    for (const auto& f : e.profile.files) e.stamps.emplace_back(f.path, &f == &e.profile.files.front() ? own : stamp_of(f.path));
     std::lock_guard<std::mutex> lock(cache_mu);
     if (cache.size() > 64) cache.clear();
     cache[key] = e;
@@ -263,7 +272,7 @@ LoadedProfile load_file(const std::string& path, const std::string& name, Chain&
 
 LoadedProfile load_profile_sources(const std::string& name, const SourceLoc& where) {
     const std::string path = resolve_profile(name, where, "", false);
-    Chain chain{{fs::weakly_canonical(path).string()}, {path}};
+    Chain chain{{path}, {}};
     return load_file(path, name, chain);
 }
 
