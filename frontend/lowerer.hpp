@@ -49,6 +49,10 @@ public:
     YAML::Node field(const YAML::Node& map, const char* key) const;
     YAML::Node field(const YAML::Node& map, const std::string& key) const { return field(map, key.c_str()); }
     [[noreturn]] void fail_at(const YAML::Node& n, const std::string& what) const { throw InputError(loc(n), what); }
+    // A bad value: reported at its `--set name=value` argument when the value is just that param
+    // (`${name}` or `name`), naming where the file uses it; else as fail_at.
+    [[noreturn]] void fail_value(const YAML::Node& n, const std::string& what) const;
+    std::string set_arg_of(const std::string& raw) const;  // that argument, or ""
     SourceLoc loc(const YAML::Node& n) const;  // loc_of, but an empty value is placed after its key
 
     // --- references ---

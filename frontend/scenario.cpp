@@ -9,6 +9,11 @@
 namespace hetsim {
 
 namespace {
+// "file:line:col" (or "file" when the line is unknown), as messages name a place.
+std::string place(const SourceLoc& l) {
+    return l.line > 0 ? l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col) : l.file;
+}
+
 // yaml-cpp throws on some misuse of nodes (a subscript of a scalar); report it as bad input.
 Scenario lower(const YAML::Node& root, const std::string& file, const LoadOptions& opts, std::string text) {
     try {
@@ -173,18 +178,25 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
     for (const auto& [key, value] : opts_.sets)
         if (key == "hardware.zero_latency") {
             if (value != "true" && value != "false")
-                throw InputError({"--set " + key}, "hardware.zero_latency must be true or false, got '" + value + "'");
+                throw InputError({"--set " + key + "=" + value}, "hardware.zero_latency must be true or false, got '" + value + "'");
             zero = value == "true";
         }
     if (zero) zero_latencies(sc_.profile);
     for (const auto& [key, node] : overrides) {
         if (!node.IsScalar())
             fail_at(node, "hardware parameter '" + key + "' must be a single value such as 16GB/s, got " + a_node_type(node));
-        set_profile_param(sc_.profile, key, substitute(node, node.Scalar()), loc_of(node, file_));
+        try {
+            set_profile_param(sc_.profile, key, substitute(node, node.Scalar()), loc_of(node, file_));
+        } catch (const InputError& e) {
+            // A value that is just a param set on the command line: the --set argument is at fault.
+            std::string arg = set_arg_of(node.Scalar());
+            if (arg.empty()) throw;
+            throw InputError(SourceLoc{arg}, e.message() + " (used at " + place(loc_of(node, file_)) + ")");
+        }
     }
     for (const auto& [key, value] : opts_.sets)
         if (key.rfind("hardware.", 0) == 0 && key != "hardware.zero_latency")
-            set_profile_param(sc_.profile, key.substr(9), value, SourceLoc{"--set " + key});
+            set_profile_param(sc_.profile, key.substr(9), value, SourceLoc{"--set " + key + "=" + value});
 }
 
 void Lowerer::parse_options(const YAML::Node& n) {
@@ -450,6 +462,8 @@ Value Lowerer::eval_at(const SourceLoc& at, int text_col, const std::string& raw
             msg += near.empty() ? " (not a loop variable or param; a value needs a unit such as 2ms or 64MiB)"
                                 : "; did you mean '" + near + "'?";
         }
+        if (std::string arg = at.file == file_ ? set_arg_of(raw) : ""; !arg.empty())
+            throw InputError(SourceLoc{arg}, msg + " (used as '" + raw + "' at " + place(at) + ")");
         if (text != raw) msg += " (after substituting params into '" + raw + "')";
         else if (text_col > 0) l.col = text_col + static_cast<int>(e.offset);
         throw InputError(l, msg);
@@ -490,6 +504,30 @@ std::string Lowerer::shown(const YAML::Node& n) const {
     return "'" + raw + "'" + (text != raw ? " (= '" + text + "')" : "");
 }
 
+std::string Lowerer::set_arg_of(const std::string& raw) const {
+    std::string t = raw;
+    for (size_t hops = 0; hops <= params_.size(); ++hops) {  // a param whose text is just another param's name
+        size_t a = t.find_first_not_of(' '), b = t.find_last_not_of(' ');
+        if (a == std::string::npos) return "";
+        t = t.substr(a, b - a + 1);
+        if (t.size() > 3 && t.compare(0, 2, "${") == 0 && t.find('}') == t.size() - 1) t = t.substr(2, t.size() - 3);
+        for (const auto& lv : loop_vars_)
+            if (lv.first == t) return "";  // a loop variable hides the param
+        auto it = params_.find(t);
+        if (it == params_.end()) return "";
+        if (!it->second.set_arg.empty()) return it->second.set_arg;
+        t = it->second.text;
+    }
+    return "";
+}
+
+void Lowerer::fail_value(const YAML::Node& n, const std::string& what) const {
+    if (n.IsScalar())
+        if (std::string arg = set_arg_of(n.Scalar()); !arg.empty())
+            throw InputError(SourceLoc{arg}, what + " (used at " + place(loc(n)) + ")");
+    fail_at(n, what);
+}
+
 static std::string kind_of(const Value& v) {
     return v.dim == Dim::None ? " (no unit)" : std::string(" (a ") + to_string(v.dim) + ")";
 }
@@ -498,8 +536,8 @@ Time Lowerer::need_time(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got " + a_node_type(n));
     Value v = eval(n, what);
     if (v.dim != Dim::Time)
-        fail_at(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got " + shown(n) + kind_of(v));
-    if (v.i < 0) fail_at(n, std::string(what) + " must not be negative, got " + v.describe());
+        fail_value(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got " + shown(n) + kind_of(v));
+    if (v.i < 0) fail_value(n, std::string(what) + " must not be negative, got " + v.describe());
     return Time::ps(v.i);
 }
 
@@ -507,8 +545,8 @@ uint64_t Lowerer::need_bytes(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got " + a_node_type(n));
     Value v = eval(n, what);
     if (v.dim != Dim::Bytes)
-        fail_at(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got " + shown(n) + kind_of(v));
-    if (v.i < 0) fail_at(n, std::string(what) + " must not be negative, got " + v.describe());
+        fail_value(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got " + shown(n) + kind_of(v));
+    if (v.i < 0) fail_value(n, std::string(what) + " must not be negative, got " + v.describe());
     return static_cast<uint64_t>(v.i);
 }
 
@@ -516,23 +554,23 @@ int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a whole number, got " + a_node_type(n));
     Value v = eval(n, what);
     if (v.dim != Dim::None)
-        fail_at(n, std::string(what) + " must be a whole number without a unit, got " + shown(n) + kind_of(v));
+        fail_value(n, std::string(what) + " must be a whole number without a unit, got " + shown(n) + kind_of(v));
     std::string range = "between " + std::to_string(lo) + " and " + std::to_string(hi);
     if (!v.integral) {
         if (std::isfinite(v.d) && std::floor(v.d) == v.d)  // whole, but beyond 64 bits
-            fail_at(n, std::string(what) + " must be " + range + ", got " + shown(n) + hint);
-        fail_at(n, std::string(what) + " must be a whole number, got " + shown(n));
+            fail_value(n, std::string(what) + " must be " + range + ", got " + shown(n) + hint);
+        fail_value(n, std::string(what) + " must be a whole number, got " + shown(n));
     }
-    if (v.i < lo || v.i > hi) fail_at(n, std::string(what) + " must be " + range + ", got " + std::to_string(v.i) + hint);
+    if (v.i < lo || v.i > hi) fail_value(n, std::string(what) + " must be " + range + ", got " + std::to_string(v.i) + hint);
     return v.i;
 }
 
 double Lowerer::need_real(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a plain number, got " + a_node_type(n));
     Value v = eval(n, what);
-    if (v.dim != Dim::None) fail_at(n, std::string(what) + " must be a plain number without a unit, got " + shown(n) + kind_of(v));
+    if (v.dim != Dim::None) fail_value(n, std::string(what) + " must be a plain number without a unit, got " + shown(n) + kind_of(v));
     double d = v.as_double();
-    if (!(d >= 0) || d > 1e30) fail_at(n, std::string(what) + " must be a number between 0 and 1e30, got " + shown(n));
+    if (!(d >= 0) || d > 1e30) fail_value(n, std::string(what) + " must be a number between 0 and 1e30, got " + shown(n));
     return d;
 }
 
@@ -541,7 +579,7 @@ bool Lowerer::need_bool(const YAML::Node& n, const char* what) const {
         std::string s = substitute(n, n.Scalar());
         if (s == "true") return true;
         if (s == "false") return false;
-        fail_at(n, std::string(what) + " must be true or false, got " + shown(n));
+        fail_value(n, std::string(what) + " must be true or false, got " + shown(n));
     }
     fail_at(n, std::string(what) + " must be true or false, got " + a_node_type(n));
 }
