@@ -98,7 +98,7 @@ struct ParamDecl {
     bool positive = false;    // must be > 0 (bandwidths, SM resources): range.lo is 0, exclusive
     // Times, sizes, bandwidths, counts and numbers: the allowed values. Curves and switches
     // check their own form (fractions in (0, 1]; on/off).
-    Range range;
+    Range range{};
     const char* range_note = nullptr;  // why the bounds are where they are, when that is not obvious
     // The value (as a profile writes it) that a profile without `base:` gets when it omits the
     // parameter; nullptr: required. Only switches, CUDA's own defaults (gpu.hw_queues) and the

@@ -37,7 +37,10 @@ std::string exact(const HwProfile& p, const ParamDecl& d) {
         std::string s;
         for (const auto& [bytes, eff] : c.points) {
             std::snprintf(buf, sizeof buf, "%.17g", eff);
-            s += (s.empty() ? "" : ",") + std::to_string(bytes) + ":" + buf;
+            if (!s.empty()) s += ',';
+            s += std::to_string(bytes);
+            s += ':';
+            s += buf;
         }
         return s;
     }
