@@ -132,6 +132,9 @@ const char* to_string(CauseKind k) {
         case CauseKind::After: return "after";
         case CauseKind::Resource: return "resource busy";
         case CauseKind::Queue: return "hardware queue";
+        case CauseKind::HostQueue: return "host queue";
+        case CauseKind::Flag: return "flag";
+        case CauseKind::Thread: return "host thread";
     }
     return "?";
 }

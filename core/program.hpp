@@ -44,8 +44,12 @@ enum class OpKind : uint8_t {
     HostRegister,     // cudaHostRegister (pin existing host memory)
     MallocAsync,      // cudaMallocAsync(stream): stream-ordered, from the pool
     FreeAsync,        // cudaFreeAsync(stream)
+    QueuePut,         // put an item into a bounded host queue: waits while it is full
+    QueueGet,         // take an item from a host queue: waits while it is empty
+    HostWait,         // wait until a flag is set (by a host_func callback), and take the set
+    Join,             // std::thread::join: waits until another host thread has run all its ops
 };
-constexpr int kOpKinds = static_cast<int>(OpKind::FreeAsync) + 1;
+constexpr int kOpKinds = static_cast<int>(OpKind::Join) + 1;
 
 // Where an op's GPU phase runs: the hardware unit of the engine that takes it.
 enum class GpuWork : uint8_t {
@@ -68,7 +72,10 @@ enum OpField : uint16_t {
     kFieldEvent = 1 << 6,     // `event`
     kFieldBuffer = 1 << 7,    // `buffer`: the named buffer of the host side (copies) or the target
     kFieldGraph = 1 << 8,     // `graph`
-    kFieldUses = 1 << 9,      // managed buffers whose residency the op touches
+    kFieldUses = 1 << 9,      // buffers the op touches (managed residency, the host cache)
+    kFieldQueue = 1 << 10,    // `queue`
+    kFieldFlag = 1 << 11,     // `flag`: the one a callback sets, or the one waited for
+    kFieldThread = 1 << 12,   // `target`: the host thread joined
 };
 
 // One row per OpKind.
@@ -92,7 +99,7 @@ inline constexpr OpKindInfo kOpTable[kOpKinds] = {
     {OpKind::StreamSync, "stream_sync", GpuWork::None, 0},
     {OpKind::DeviceSync, "device_sync", GpuWork::None, 0},
     {OpKind::Prefetch, "prefetch", GpuWork::Copy, kFieldBytes | kFieldTo | kFieldBuffer},
-    {OpKind::HostFunc, "host_func", GpuWork::Callback, kFieldDuration},
+    {OpKind::HostFunc, "host_func", GpuWork::Callback, kFieldDuration | kFieldFlag},
     {OpKind::GraphInstantiate, "graph_instantiate", GpuWork::None, kFieldGraph},
     {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph},
     {OpKind::Malloc, "malloc", GpuWork::None, kFieldBytes | kFieldBuffer},
@@ -102,6 +109,10 @@ inline constexpr OpKindInfo kOpTable[kOpKinds] = {
     {OpKind::HostRegister, "host_register", GpuWork::None, kFieldBytes | kFieldBuffer},
     {OpKind::MallocAsync, "malloc_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
     {OpKind::FreeAsync, "free_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
+    {OpKind::QueuePut, "put", GpuWork::None, kFieldQueue},
+    {OpKind::QueueGet, "get", GpuWork::None, kFieldQueue},
+    {OpKind::HostWait, "host_wait", GpuWork::None, kFieldFlag},
+    {OpKind::Join, "join", GpuWork::None, kFieldThread},
 };
 }  // namespace detail
 inline const OpKindInfo& op_info(OpKind k) { return detail::kOpTable[static_cast<int>(k)]; }
@@ -149,9 +160,25 @@ struct Event {
     bool blocking_sync = false;  // created with cudaEventBlockingSync: syncs on it sleep
 };
 
+constexpr int32_t kNone = -1;
+
+// A bounded queue between host threads (a mutex + condition variable queue, a DataLoader's
+// batch queue): put waits while it holds `capacity` items, get while it is empty.
+struct HostQueue {
+    std::string name;
+    uint32_t capacity = 1;
+};
+
+// A flag host work waits on: each set (by a host_func callback naming it) is taken by one
+// host_wait; sets are counted, so none is lost (an atomic counter, a semaphore).
+struct Flag {
+    std::string name;
+};
+
 struct HostThread {
     std::string name;
     std::vector<uint32_t> ops;  // indices into Program::ops, in program order
+    int32_t start_after = kNone;  // created when this op's host phase ends (kNone: at time zero)
 };
 
 struct KernelShape {
@@ -162,7 +189,6 @@ struct KernelShape {
     bool operator==(const KernelShape&) const = default;
 };
 
-constexpr int32_t kNone = -1;
 constexpr int32_t kMaxThreads = INT16_MAX;  // host threads a program may have (Op::thread is 16 bits)
 
 // What all ops lowered from one place of the scenario share: their label, source position, loop
@@ -194,6 +220,9 @@ struct Op {
         int32_t buffer;             //   copies: the named buffer of the host side (pinned, pageable or
                                     //   managed); Prefetch and allocation calls: their target
         int32_t graph;              //   GraphInstantiate / GraphLaunch
+        int32_t queue;              //   QueuePut / QueueGet
+        int32_t flag;               //   HostFunc: the flag it sets (kNone: none); HostWait
+        int32_t target;             //   Join: the host thread joined
     };
     uint32_t site = 0;              // index into Program::sites
     uint32_t iter_begin = 0;        // loop indices: Program::iter_indices[iter_begin, + site depth)
@@ -201,11 +230,15 @@ struct Op {
     uint64_t bytes = 0;             // copies, memset, prefetch, allocations, roofline kernel traffic
 };
 
-// A CUDA graph captured from one stream: its nodes run in order. The node templates are ops
-// without stream or thread; a launch copies them after its GraphLaunch op.
+// A CUDA graph: its nodes and the dependencies between them. The node templates are ops
+// without stream or thread; a launch copies them after its GraphLaunch op. Node k waits for
+// nodes after[after_index[k] .. after_index[k + 1]); a node that waits for none starts the
+// graph. A graph without after_index is a chain (each node waits for the one before it).
 struct Graph {
     std::string name;
     std::vector<Op> nodes;
+    std::vector<uint32_t> after_index, after;
+    bool chain() const { return after_index.empty(); }
 };
 
 struct Program {
@@ -223,6 +256,8 @@ struct Program {
     std::vector<uint32_t> after_index, after;
     std::vector<SourceLoc> locs;         // interned source positions
     std::vector<Graph> graphs;
+    std::vector<HostQueue> queues;
+    std::vector<Flag> flags;
     bool tasks_form = false;
     // Program-wide CUDA settings (scenario `options:`).
     bool blocking_sync = false;    // cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync)

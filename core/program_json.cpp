@@ -193,7 +193,8 @@ Program program_from_json(const json& j, const std::string& file) {
         for (const auto& e : j.at("events")) p.events.push_back(Event{e.at("name"), e.value("blocking_sync", false)});
         if (j.contains("graphs"))
             for (const auto& g : j.at("graphs")) {
-                Graph graph{g.at("name").get<std::string>(), {}};
+                Graph graph;
+                graph.name = g.at("name").get<std::string>();
                 for (const auto& n : g.at("nodes")) graph.nodes.push_back(op_from_json(n, file, sites, {}));
                 p.graphs.push_back(std::move(graph));
             }

@@ -24,6 +24,9 @@ enum class CauseKind : uint8_t {
     After,         // tasks form `after:` dependency
     Resource,      // copy engine or SM room held by another op
     Queue,         // hardware queue shared with another stream (false dependency)
+    HostQueue,     // a host queue: the put that brought the item, or the get that made room
+    Flag,          // a flag set by a host_func callback
+    Thread,        // another host thread: the op that created this one, or the end of one joined
 };
 const char* to_string(CauseKind k);
 

@@ -250,7 +250,7 @@ void Lowerer::parse_graphs(const YAML::Node& n) {
         if (!it->second.IsSequence() || it->second.size() == 0)
             fail_at(it->second, "graph '" + name + "' must be a non-empty list of ops such as [{kernel: k, duration: 5us}]");
         graphs_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.graphs.size()), 1};
-        sc_.program.graphs.push_back(Graph{name, {}});
+        sc_.program.graphs.emplace_back().name = name;
         capturing_ = static_cast<int32_t>(sc_.program.graphs.size() - 1);
         lower_list(it->second, kNone);
         capturing_ = -1;

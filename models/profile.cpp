@@ -213,6 +213,15 @@ const std::vector<ParamDecl>& param_decls() {
         real("um.prefetch_host_block", &P::um_prefetch_host_block,
              "part (0..1) of its transfer a prefetch to the device holds the calling host thread", closed(0, 1),
              "0: the call returns after its call cost", "0"),
+        t("host.queue_put_cost", &P::queue_put_cost, true, "host time of a put into a host queue with room"),
+        t("host.queue_get_cost", &P::queue_get_cost, true, "host time of a get from a host queue holding an item"),
+        t("host.queue_wakeup", &P::queue_wakeup, true,
+          "a put or get notifies a thread blocked on the queue -> it runs again", kSlow, kSlowNote),
+        t("host.flag_wakeup", &P::flag_wakeup, true, "a callback sets a flag -> the host thread waiting on it runs again"),
+        t("host.thread_start", &P::thread_start, true, "std::thread created -> the new thread runs its first op", kSlow,
+          kSlowNote),
+        t("host.join_wakeup", &P::join_wakeup, true, "a thread's last op ends -> the join waiting for it returns", kSlow,
+          kSlowNote),
         rule("rules.copy_efficiency", &P::Rules::copy_efficiency, "size-dependent pinned copy efficiency"),
         rule("rules.duplex", &P::Rules::duplex, "H2D beside D2H slow each other (copy.duplex_factor, copy.pageable_contention)"),
         rule("rules.copy_fifo", &P::Rules::copy_fifo, "one copy at a time per direction, FIFO across streams"),
@@ -233,6 +242,8 @@ const std::vector<ParamDecl>& param_decls() {
         rule("rules.graphs", &P::Rules::graphs, "CUDA graph costs (off: graph nodes cost what stream launches cost)"),
         rule("rules.um_migration", &P::Rules::um_migration, "managed memory migrates on faults (off: always resident)"),
         rule("rules.alloc_costs", &P::Rules::alloc_costs, "allocation calls cost host time; cudaFree syncs the device"),
+        rule("rules.host_sync", &P::Rules::host_sync,
+             "host queue, flag, thread start and join costs and wake-ups (off: hand-offs are instant)"),
     };
     return decls;
 }

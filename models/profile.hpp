@@ -64,6 +64,8 @@ struct HwProfile {
     Time host_func_call_cost, host_func_latency, host_func_gap;
     Time graph_instantiate_per_node, graph_launch_cost, graph_launch_per_node, graph_node_gap, graph_copy_node_extra;
     Time malloc_cost, free_cost, malloc_async_cost;
+    // Host threads handing work to each other (hw/host_sync).
+    Time queue_put_cost, queue_get_cost, queue_wakeup, flag_wakeup, thread_start, join_wakeup;
     uint64_t malloc_host_bw = 0, free_host_bw = 0, host_register_bw = 0;
     uint64_t um_block = 2 << 20;      // managed-memory tracking granularity
     double um_prefetch_host_block = 0;  // a prefetch to the device holds the host for this part of its transfer
@@ -72,7 +74,8 @@ struct HwProfile {
         bool copy_efficiency = true, duplex = true, copy_fifo = true, pageable_staging = true, staging_pool = true,
              staging_cache = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
-             sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true;
+             sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true,
+             host_sync = true;
     } rules;
 };
 

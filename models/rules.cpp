@@ -24,6 +24,7 @@ HwProfile effective_profile(const HwProfile& in) {
         p.graph_launch_per_node = p.launch_cost;
         p.graph_node_gap = p.stream_gap;
     }
+    if (!r.host_sync) p.queue_put_cost = p.queue_get_cost = p.queue_wakeup = p.flag_wakeup = p.thread_start = p.join_wakeup = Time{};
     if (!r.alloc_costs) {
         p.malloc_cost = p.free_cost = p.malloc_async_cost = Time{};
         p.malloc_host_bw = p.free_host_bw = p.host_register_bw = 0;  // 0 = free

@@ -1,8 +1,11 @@
 // The CUDA binding rules, one rule set for the engine (which binds at each op's simulated
 // issue time) and the dependency graph of sim/graph.cpp (which binds in issue order): a GPU op
-// issued to a stream depends on the stream's last op (stream order); on the legacy default
-// stream, on every blocking stream's last op, and on a blocking stream, on the legacy stream's
-// (hardware-notes #12); a stream wait on its event's most recent record issued before it.
+// issued to a stream depends on the stream's last work (stream order); on the legacy default
+// stream, on every blocking stream's last work, and on a blocking stream, on the legacy
+// stream's (hardware-notes #12); a stream wait on its event's most recent record issued before
+// it. The nodes of a launched graph depend on the nodes their graph names (the graph's first
+// nodes on the launch), and the stream's last work after the graph is every node that no other
+// node waits for: a stream's tail may be several ops.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -15,7 +18,17 @@ namespace hetsim {
 class Binder {
 public:
     Binder(const Program& pg, bool legacy_sync)
-        : pg_(pg), legacy_sync_(legacy_sync), stream_last_(pg.streams.size(), -1), event_last_(pg.events.size(), -1) {}
+        : pg_(pg), legacy_sync_(legacy_sync), stream_last_(pg.streams.size(), -1), stream_more_(pg.streams.size()),
+          event_last_(pg.events.size(), -1), launch_(pg.threads.size(), -1), sinks_(pg.graphs.size()) {
+        for (size_t g = 0; g < pg.graphs.size(); ++g) {
+            const Graph& gr = pg.graphs[g];
+            if (gr.chain()) continue;
+            std::vector<uint8_t> waited(gr.nodes.size(), 0);
+            for (uint32_t n : gr.after) waited[n] = 1;
+            for (uint32_t k = 0; k < gr.nodes.size(); ++k)
+                if (!waited[k]) sinks_[g].push_back(k);
+        }
+    }
 
     // Calls dep(op, kind) for each op that GPU op i, issued now, depends on (op -1: none yet;
     // for an event wait: the event has no record yet). Then call issued(i).
@@ -23,33 +36,76 @@ public:
     void bind(uint32_t i, Dep&& dep) const {
         const Op& op = pg_.ops[i];
         const int32_t s = op.stream;
-        dep(stream_last_[s], CauseKind::StreamOrder);
+        if (op.graph_node) {
+            const uint32_t launch = static_cast<uint32_t>(launch_[op.thread]);
+            const Graph& g = pg_.graphs[pg_.ops[launch].graph];
+            if (!g.chain()) {
+                const uint32_t k = i - launch - 1;
+                const uint32_t first = g.after_index[k], last = g.after_index[k + 1];
+                for (uint32_t a = first; a < last; ++a) dep(static_cast<int32_t>(launch + 1 + g.after[a]), CauseKind::StreamOrder);
+                if (first == last) dep(static_cast<int32_t>(launch), CauseKind::StreamOrder);  // a first node
+                return;
+            }
+        }
+        tail(s, CauseKind::StreamOrder, dep);
         if (legacy_sync_) {
             const StreamKind sk = pg_.streams[s].kind;
             if (sk == StreamKind::Legacy) {
                 for (size_t b = 1; b < pg_.streams.size(); ++b)
-                    if (pg_.streams[b].kind == StreamKind::Blocking) dep(stream_last_[b], CauseKind::Legacy);
+                    if (pg_.streams[b].kind == StreamKind::Blocking) tail(static_cast<int32_t>(b), CauseKind::Legacy, dep);
             } else if (sk == StreamKind::Blocking) {
-                dep(stream_last_[0], CauseKind::Legacy);
+                tail(0, CauseKind::Legacy, dep);
             }
         }
         if (op.kind == OpKind::StreamWaitEvent) dep(event_last_[op.event], CauseKind::Event);
     }
     void issued(uint32_t i) {
         const Op& op = pg_.ops[i];
+        const int32_t s = op.stream;
         if (op.kind == OpKind::EventRecord) event_last_[op.event] = static_cast<int32_t>(i);
-        stream_last_[op.stream] = static_cast<int32_t>(i);
+        if (op.kind == OpKind::GraphLaunch) launch_[op.thread] = static_cast<int32_t>(i);
+        if (op.graph_node) {
+            const uint32_t launch = static_cast<uint32_t>(launch_[op.thread]);
+            const uint32_t g = static_cast<uint32_t>(pg_.ops[launch].graph);
+            if (!pg_.graphs[g].chain()) {
+                if (i - launch != pg_.graphs[g].nodes.size()) return;  // not the last node yet
+                const std::vector<uint32_t>& sinks = sinks_[g];
+                stream_last_[s] = static_cast<int32_t>(launch + 1 + sinks[0]);
+                stream_more_[s].clear();
+                for (size_t k = 1; k < sinks.size(); ++k) stream_more_[s].push_back(static_cast<int32_t>(launch + 1 + sinks[k]));
+                return;
+            }
+        }
+        stream_last_[s] = static_cast<int32_t>(i);
+        if (!stream_more_[s].empty()) stream_more_[s].clear();
     }
 
-    // What a sync waits for: a stream's last op, an event's last record, every stream's last op.
+    // What a sync waits for: a stream's last work, an event's last record, every stream's.
+    template <class F>
+    void stream_tail(int32_t s, F&& f) const {
+        tail(s, CauseKind::Sync, [&](int32_t op, CauseKind) { f(op); });
+    }
+    template <class F>
+    void device_tail(F&& f) const {
+        for (size_t s = 0; s < stream_last_.size(); ++s) stream_tail(static_cast<int32_t>(s), f);
+    }
     int32_t stream_last(int32_t s) const { return stream_last_[s]; }
     int32_t event_last(int32_t e) const { return event_last_[e]; }
-    const std::vector<int32_t>& stream_lasts() const { return stream_last_; }
 
 private:
+    template <class Dep>
+    void tail(int32_t s, CauseKind kind, Dep&& dep) const {
+        dep(stream_last_[s], kind);
+        for (int32_t o : stream_more_[s]) dep(o, kind);
+    }
+
     const Program& pg_;
     const bool legacy_sync_;
-    std::vector<int32_t> stream_last_, event_last_;
+    std::vector<int32_t> stream_last_;                // per stream: its last op (-1: none)
+    std::vector<std::vector<int32_t>> stream_more_;   // per stream: the rest of its tail (a graph's other ends)
+    std::vector<int32_t> event_last_;
+    std::vector<int32_t> launch_;                     // per host thread: its last graph launch
+    std::vector<std::vector<uint32_t>> sinks_;        // per DAG graph: the nodes no node waits for
 };
 
 }  // namespace hetsim

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "hw/copy_engines.hpp"
+#include "hw/host_sync.hpp"
 #include "hw/host_threads.hpp"
 #include "hw/managed_memory.hpp"
 #include "hw/sm_scheduler.hpp"
@@ -49,6 +50,7 @@ struct ThreadState {
     Cause next_cause;           // why the next op may start (program order by default)
     bool resume = false;        // the wait is the first part of the current call (pageable_sync)
     bool presynced = false;     // the current call's stream sync is done
+    Time ended;                 // when its last op's host phase ends (once it has run it)
 };
 
 // A timeline with a record per op: the units keep a pointer to them from the start.
@@ -63,7 +65,7 @@ public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
         : pg_(pg), hw_(effective_profile(hw)), opts_(o), tl_(records_for(pg)), binder_(pg, hw_.rules.legacy_sync), host_(pg, hw_), um_(pg, hw_),
           staging_(pg, hw_), hw_queues_(pg, hw_), launch_queues_(pg, hw_), copies_(pg, hw_, *this, staging_, um_),
-          device_copies_(pg, hw_, *this), sms_(pg, hw_, *this) {
+          device_copies_(pg, hw_, *this), sms_(pg, hw_, *this), host_queues_(pg, hw_), flags_(pg, hw_) {
         size_t n = pg.ops.size();
         pending_.assign(n, 0);
         ready_.assign(n, Time{});
@@ -73,6 +75,9 @@ public:
             host_ready_cause_.resize(n);
         }
         threads_.resize(pg.threads.size());
+        for (uint32_t t = 0; t < pg.threads.size(); ++t)
+            if (pg.threads[t].start_after >= 0) starts_.emplace_back(static_cast<uint32_t>(pg.threads[t].start_after), t);
+        std::sort(starts_.begin(), starts_.end());
         q_.reserve(64);
     }
 
@@ -81,7 +86,8 @@ public:
         if (pg_.tasks_form)
             for (const auto& t : pg_.threads)
                 for (uint32_t op : t.ops) add_task_deps(op, true);
-        for (uint32_t t = 0; t < threads_.size(); ++t) q_.push(Time{}, prio(kHostStep), kHostStep, t);
+        for (uint32_t t = 0; t < threads_.size(); ++t)
+            if (pg_.threads[t].start_after < 0) q_.push(Time{}, prio(kHostStep), kHostStep, t);
         while (!q_.empty()) {
             SimEvent e = q_.pop();
             Time now = Time::ps(e.time);
@@ -121,6 +127,7 @@ public:
         const Op& op = pg_.ops[i];
         tl_.ops[i].gpu_end = now_;
         if (op.kind == OpKind::Prefetch) um_.migrate(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
+        if (op.kind == OpKind::HostFunc && op.flag >= 0) release_blocked(flags_.set(static_cast<uint32_t>(op.flag), i, now_), CauseKind::Flag, Time{});
         release_successors(i, now_);
     }
 
@@ -175,8 +182,9 @@ private:
             }
             case OpKind::Memcpy: return memcpy_call(t, i);
             case OpKind::StreamSync: {
-                const int32_t last = binder_.stream_last(op.stream);
-                return block_on(t, i, &last, &last + 1, call + hw_.sync_call_cost, host_.sync_wakeup());
+                targets_.clear();
+                binder_.stream_tail(op.stream, [&](int32_t o) { targets_.push_back(o); });
+                return block_on(t, i, targets_.data(), targets_.data() + targets_.size(), call + hw_.sync_call_cost, host_.sync_wakeup());
             }
             case OpKind::EventSync: {
                 const int32_t rec = binder_.event_last(op.event);
@@ -206,8 +214,57 @@ private:
             }
             case OpKind::MallocAsync:
             case OpKind::FreeAsync: return async_call(t, i, hw_.malloc_async_cost);
+            case OpKind::QueuePut: {
+                Time end;
+                Release woken;
+                if (!host_queues_.put(static_cast<uint32_t>(op.queue), Blocked{t, i}, now_, end, woken)) return;  // full: it waits
+                finish_host(t, i, end);
+                return release_blocked(woken, CauseKind::HostQueue, hw_.queue_get_cost);
+            }
+            case OpKind::QueueGet: {
+                Time end;
+                Release woken;
+                int32_t from = -1;
+                if (!host_queues_.get(static_cast<uint32_t>(op.queue), Blocked{t, i}, now_, end, woken, from)) return;  // empty: it waits
+                if (end > now_ + hw_.queue_get_cost) {  // the item's put had not returned yet
+                    r.sync_wait += end - now_ - hw_.queue_get_cost;
+                    r.host_cause = Cause{from, Phase::Host, CauseKind::HostQueue};
+                }
+                finish_host(t, i, end);
+                return release_blocked(woken, CauseKind::HostQueue, hw_.queue_put_cost);
+            }
+            case OpKind::HostWait: {
+                Time end;
+                if (!flags_.wait(static_cast<uint32_t>(op.flag), Blocked{t, i}, now_, end)) return;  // no set pending: it waits
+                return finish_host(t, i, end);
+            }
+            case OpKind::Join: {
+                const uint32_t target = static_cast<uint32_t>(op.target);
+                if (!thread_done(target)) {
+                    joiners_.push_back(Blocked{t, i});  // it waits for the thread's last op
+                    return;
+                }
+                const Time ended = threads_[target].ended;
+                if (ended <= now_) return finish_host(t, i, now_);
+                // Its last op is under way: the join returns when it ends.
+                return release_blocked(Release{true, Blocked{t, i}, ended + hw_.join_wakeup, last_op(target)}, CauseKind::Thread, Time{});
+            }
         }
     }
+
+    // A thread blocked in a host queue, on a flag or in a join returns at w.end: the time
+    // since it reached the op, less the call's own `cost`, was spent waiting.
+    void release_blocked(const Release& w, CauseKind kind, Time cost) {
+        if (!w.any) return;
+        OpRecord& r = tl_.ops[w.who.op];
+        r.sync_wait = w.end - cost - r.host_start;
+        r.host_cause = Cause{static_cast<int32_t>(w.cause), kind == CauseKind::Flag ? Phase::Gpu : Phase::Host, kind};
+        finish_host(w.who.thread, w.who.op, w.end);
+    }
+
+    // Thread t has run (or is running, until threads_[t].ended) its last op.
+    bool thread_done(uint32_t t) const { return threads_[t].pc >= pg_.threads[t].ops.size(); }
+    uint32_t last_op(uint32_t t) const { return pg_.threads[t].ops.back(); }
 
     // Host work touching managed buffers faults their pages back to the host first.
     Time cpu_faults(const Op& op) {
@@ -228,10 +285,13 @@ private:
         const bool pageable = is_pageable_copy(hw_, op);
         if (pageable && hw_.pageable_sync && !th.presynced) {
             // The documented behaviour: a pageable copy first synchronises its stream.
-            const int32_t last = binder_.stream_last(op.stream);
-            if (last >= 0 && !done(static_cast<uint32_t>(last))) {
+            targets_.clear();
+            binder_.stream_tail(op.stream, [&](int32_t o) {
+                if (o >= 0 && !done(static_cast<uint32_t>(o))) targets_.push_back(o);
+            });
+            if (!targets_.empty()) {
                 th.resume = true;
-                return block_on(t, i, &last, &last + 1, now_, host_.sync_wakeup());
+                return block_on(t, i, targets_.data(), targets_.data() + targets_.size(), now_, host_.sync_wakeup());
             }
         }
         th.presynced = false;
@@ -266,10 +326,38 @@ private:
         ThreadState& th = threads_[t];
         th.pc++;
         th.next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::ProgramOrder};
+        if (!starts_.empty()) start_threads(i, end);
+        if (thread_done(t)) {
+            th.ended = end;
+            if (!joiners_.empty()) end_thread(t, i, end);
+        }
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
         if (succ_[i] >= 0 && !Program::has_gpu_phase(pg_.ops[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
         q_.push(end, prio(kHostStep), kHostStep, t);
+    }
+
+    // Threads created when op i's host phase ends start their first op a thread start later.
+    void start_threads(uint32_t i, Time end) {
+        auto it = std::lower_bound(starts_.begin(), starts_.end(), std::make_pair(i, uint32_t{0}));
+        for (; it != starts_.end() && it->first == i; ++it) {
+            threads_[it->second].next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Thread};
+            q_.push(end + hw_.thread_start, prio(kHostStep), kHostStep, it->second);
+        }
+    }
+
+    // Thread t ran its last op (i, ending at `end`): the joins waiting for it return.
+    void end_thread(uint32_t t, uint32_t i, Time end) {
+        std::vector<Blocked> done;
+        for (size_t k = 0; k < joiners_.size();) {
+            if (static_cast<uint32_t>(pg_.ops[joiners_[k].op].target) == t) {
+                done.push_back(joiners_[k]);
+                joiners_.erase(joiners_.begin() + static_cast<long>(k));
+            } else {
+                ++k;
+            }
+        }
+        for (const Blocked& b : done) release_blocked(Release{true, b, end + hw_.join_wakeup, i}, CauseKind::Thread, Time{});
     }
 
     // Blocks thread t in op i until every op in [first, last) (-1 = none) has finished its GPU phase.
@@ -288,10 +376,11 @@ private:
         if (th.wait_count == 0) wake(t, i);
     }
 
-    // The same for every stream's last op (device sync; cudaFree).
+    // The same for every stream's last work (device sync; cudaFree).
     void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after) {
-        const std::vector<int32_t>& lasts = binder_.stream_lasts();
-        block_on(t, i, lasts.data(), lasts.data() + lasts.size(), min_end, wake_after);
+        targets_.clear();
+        binder_.device_tail([&](int32_t o) { targets_.push_back(o); });
+        block_on(t, i, targets_.data(), targets_.data() + targets_.size(), min_end, wake_after);
     }
 
     void note_wait(ThreadState& th, uint32_t g, Time end) {
@@ -530,6 +619,24 @@ private:
         return pc < list.size() ? " (it is blocked at " + pg_.op_name(list[pc]) + ")" : "";
     }
 
+    // ": waits for ..." for a thread blocked on another host thread.
+    std::string blocked_reason(const Op& op) const {
+        switch (op.kind) {
+            case OpKind::QueueGet:
+                return ": waits for a put into host queue '" + pg_.queues[op.queue].name +
+                       "', which stays empty: no thread puts into it any more";
+            case OpKind::QueuePut:
+                return ": waits for a get from host queue '" + pg_.queues[op.queue].name + "', which stays full (" +
+                       std::to_string(host_queues_.items(static_cast<uint32_t>(op.queue))) + " of " +
+                       std::to_string(host_queues_.capacity(static_cast<uint32_t>(op.queue))) + " items): no thread gets from it any more";
+            case OpKind::HostWait:
+                return ": waits for a host_func callback to set flag '" + pg_.flags[op.flag].name + "'; none sets it any more";
+            case OpKind::Join:
+                return ": waits for host thread '" + pg_.threads[op.target].name + "' to run its last op" + blocked_at(op.target);
+            default: return "";
+        }
+    }
+
     void check_finished() {
         std::string stuck;
         int count = 0;
@@ -543,6 +650,8 @@ private:
                 if (host_deps || pending_[i]) stuck += ": waits on " + waited_on(i, host_deps + pending_[i]);
                 else if (op.thread >= 0 && !r.has_host())
                     stuck += ": its host thread '" + pg_.threads[op.thread].name + "' never reached it" + blocked_at(op.thread);
+                else if (op.thread >= 0)
+                    stuck += blocked_reason(op);
             }
         }
         if (count)
@@ -564,6 +673,10 @@ private:
     CopyEngines copies_;
     DeviceCopies device_copies_;
     SmScheduler sms_;
+    HostQueues host_queues_;
+    Flags flags_;
+    std::vector<std::pair<uint32_t, uint32_t>> starts_;  // (op, thread created when its host phase ends), sorted
+    std::vector<Blocked> joiners_;                       // joins waiting for their thread
     std::vector<uint32_t> pending_, host_pending_;
     std::vector<Time> ready_;
     // Until an op's GPU phase is dispatched, its record's gpu_cause says what released it last;
@@ -572,6 +685,7 @@ private:
     std::vector<int32_t> succ_;
     std::vector<Edge> edges_;
     int32_t free_edge_ = -1;
+    std::vector<int32_t> targets_;  // scratch: the ops a sync waits for
     std::vector<ThreadState> threads_;
 };
 

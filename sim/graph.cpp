@@ -23,10 +23,10 @@ DepGraph build_graph(const Program& pg) {
         for (uint32_t i : t.ops) {
             const Op& op = pg.ops[i];
             edge(prev, i, CauseKind::ProgramOrder);
-            if (op.kind == OpKind::StreamSync) edge(b.stream_last(op.stream), i, CauseKind::Sync);
-            else if (op.kind == OpKind::EventSync) edge(b.event_last(op.event), i, CauseKind::Sync);
-            else if (op.kind == OpKind::DeviceSync)
-                for (int32_t s : b.stream_lasts()) edge(s, i, CauseKind::Sync);
+            auto sync = [&](int32_t from) { edge(from, i, CauseKind::Sync); };
+            if (op.kind == OpKind::StreamSync) b.stream_tail(op.stream, sync);
+            else if (op.kind == OpKind::EventSync) sync(b.event_last(op.event));
+            else if (op.kind == OpKind::DeviceSync) b.device_tail(sync);
             if (Program::has_gpu_phase(op.kind)) submit(i);
             prev = static_cast<int32_t>(i);
         }
