@@ -48,8 +48,9 @@ enum class OpKind : uint8_t {
     QueueGet,         // take an item from a host queue: waits while it is empty
     HostWait,         // wait until a flag is set (by a host_func callback), and take the set
     Join,             // std::thread::join: waits until another host thread has run all its ops
+    Barrier,          // between steady-state iterations: a device sync, then every host thread meets
 };
-constexpr int kOpKinds = static_cast<int>(OpKind::Join) + 1;
+constexpr int kOpKinds = static_cast<int>(OpKind::Barrier) + 1;
 
 // Where an op's GPU phase runs: the hardware unit of the engine that takes it.
 enum class GpuWork : uint8_t {
@@ -113,6 +114,7 @@ inline constexpr OpKindInfo kOpTable[kOpKinds] = {
     {OpKind::QueueGet, "get", GpuWork::None, kFieldQueue},
     {OpKind::HostWait, "host_wait", GpuWork::None, kFieldFlag},
     {OpKind::Join, "join", GpuWork::None, kFieldThread},
+    {OpKind::Barrier, "barrier", GpuWork::None, 0},
 };
 }  // namespace detail
 inline const OpKindInfo& op_info(OpKind k) { return detail::kOpTable[static_cast<int>(k)]; }
@@ -211,6 +213,7 @@ struct Op {
     bool sync : 1 = false;          // cudaMemcpy / cudaMemset (blocking) vs the Async form
     bool to_device : 1 = true;      // Prefetch target
     bool graph_node : 1 = false;    // a node of the GraphLaunch before it (no host call of its own)
+    bool warmup : 1 = false;        // of a warm-up iteration (Program::warmup), not the measured one
     CopyDir dir = CopyDir::H2D;     // Memcpy
     MemKind host_mem = MemKind::Pinned;  // Memcpy: kind of the host side
     int16_t thread = kNone;         // issuing host thread (threads form; host tasks)
@@ -263,6 +266,9 @@ struct Program {
     bool blocking_sync = false;    // cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync)
     bool cold_start = false;       // a fresh process: first launches load their modules
     uint32_t max_connections = 0;  // CUDA_DEVICE_MAX_CONNECTIONS; 0 = the profile's gpu.hw_queues
+    // Steady state (`measure: {warmup: K}`): each thread runs its ops K + 1 times, a Barrier
+    // between iterations; the last iteration is the one measured.
+    uint32_t warmup = 0;
     // Tasks placed on streams, in file order (issued at t=0 in this order).
     std::vector<uint32_t> gpu_tasks;
 

@@ -66,6 +66,9 @@ struct OpRecord {
 struct Timeline {
     std::vector<OpRecord> ops;          // parallel to Program::ops
     Time end_to_end;                    // latest end of any phase (time zero = start)
+    // Steady state (Program::warmup > 0): when the measured iteration began, the release of the
+    // last barrier between iterations; its ops are those without Op::warmup. Zero otherwise.
+    Time measured_from;
     // Per-SM block-slot occupancy integral (sum over time of used-thread fraction), for utilisation.
     double sm_thread_occupancy_ps = 0;  // integral of (used threads / total threads) dt
     std::vector<std::string> warnings;  // e.g. a wait on an event that was never recorded

@@ -6,19 +6,23 @@ namespace hetsim {
 
 void Staging::touch(uint32_t i) {
     const Op& op = pg_.ops[i];
-    if (op.buffer < 0 || hw_.staging_cache == 0 || !hw_.rules.staging_cache) return;
-    const uint64_t bytes = pg_.buffers[op.buffer].bytes;
+    if (op.buffer >= 0) note(op.buffer, op.dir == CopyDir::H2D ? static_cast<int32_t>(i) : -1);
+}
+
+void Staging::note(int32_t b, int32_t upload) {
+    if (hw_.staging_cache == 0 || !hw_.rules.staging_cache) return;
+    const uint64_t bytes = pg_.buffers[b].bytes;
     uint64_t newer = 0;
     for (size_t k = recent_.size(); k-- > 0;) {
-        if (recent_[k] == op.buffer) {
-            if (op.dir == CopyDir::H2D && newer + bytes <= hw_.staging_cache) warm_.insert(i);
+        if (recent_[k] == b) {
+            if (upload >= 0 && newer + bytes <= hw_.staging_cache) warm_.insert(static_cast<uint32_t>(upload));
             recent_.erase(recent_.begin() + static_cast<long>(k));
             break;
         }
         newer += pg_.buffers[recent_[k]].bytes;
         if (newer > hw_.staging_cache) break;
     }
-    recent_.push_back(op.buffer);
+    recent_.push_back(b);
     if (recent_.size() > 64) recent_.erase(recent_.begin());
 }
 

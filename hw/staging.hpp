@@ -19,6 +19,8 @@ public:
     Staging(const Program& pg, const HwProfile& hw) : pg_(pg), hw_(hw) {}
     // Pageable copy `op` stages its buffer now: the host cache's recency list moves.
     void touch(uint32_t op);
+    // Host work reads or writes pageable buffer b: it is the most recent in the host cache.
+    void touch_buffer(int32_t b) { note(b, -1); }
     // Host time to stage `bytes` of pageable upload `op`, at the warm or the cold speed.
     Time stage_time(uint32_t op, uint64_t bytes) const;
     // An upload of more bytes than the pool holds cannot finish staging before its DMA starts.
@@ -32,6 +34,9 @@ public:
     Time dma_starts(uint32_t op, UnitSink& sink);
 
 private:
+    // Moves buffer b to the most recent end of the host cache's list; `upload` (an H2D copy
+    // op, or -1) finds its source warm if b was among the last staging_cache bytes.
+    void note(int32_t b, int32_t upload);
     struct Held {
         uint32_t thread;
         Time called;

@@ -51,6 +51,7 @@ struct ThreadState {
     bool resume = false;        // the wait is the first part of the current call (pageable_sync)
     bool presynced = false;     // the current call's stream sync is done
     Time ended;                 // when its last op's host phase ends (once it has run it)
+    bool at_barrier = false;    // the current sync is a barrier's: the thread then waits for the others
 };
 
 // A timeline with a record per op: the units keep a pointer to them from the start.
@@ -238,6 +239,9 @@ private:
                 if (!flags_.wait(static_cast<uint32_t>(op.flag), Blocked{t, i}, now_, end)) return;  // no set pending: it waits
                 return finish_host(t, i, end);
             }
+            case OpKind::Barrier:
+                threads_[t].at_barrier = true;
+                return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup());
             case OpKind::Join: {
                 const uint32_t target = static_cast<uint32_t>(op.target);
                 if (!thread_done(target)) {
@@ -266,10 +270,15 @@ private:
     bool thread_done(uint32_t t) const { return threads_[t].pc >= pg_.threads[t].ops.size(); }
     uint32_t last_op(uint32_t t) const { return pg_.threads[t].ops.back(); }
 
-    // Host work touching managed buffers faults their pages back to the host first.
+    // Host work touching managed buffers faults their pages back to the host first; the
+    // pageable buffers it reads or writes are then in the CPU caches (an upload of one stages warm).
     Time cpu_faults(const Op& op) {
         Time extra;
-        for (uint32_t k = 0; k < pg_.uses_count(op); ++k) extra += cpu_fault_time(hw_, um_.migrate(pg_.uses_begin(op)[k], false));
+        for (uint32_t k = 0; k < pg_.uses_count(op); ++k) {
+            const uint32_t b = pg_.uses_begin(op)[k];
+            if (pg_.buffers[b].kind == MemKind::Pageable) staging_.touch_buffer(static_cast<int32_t>(b));
+            else extra += cpu_fault_time(hw_, um_.migrate(b, false));
+        }
         return extra;
     }
 
@@ -405,7 +414,23 @@ private:
             return;
         }
         r.sync_wait += end - th.wait_min_end;
+        if (th.at_barrier) return arrive(t, i, end);
         finish_host(t, i, end);
+    }
+
+    // Thread t reached a barrier between iterations and its device sync returned at `end`:
+    // once every thread has, all go on together, when the last one arrived.
+    void arrive(uint32_t t, uint32_t i, Time end) {
+        threads_[t].at_barrier = false;
+        barrier_.push_back(Arrival{t, i, end});
+        barrier_last_ = max(barrier_last_, end);
+        if (barrier_.size() < threads_.size()) return;
+        for (const Arrival& a : barrier_) {
+            tl_.ops[a.op].sync_wait += barrier_last_ - a.at;
+            finish_host(a.thread, a.op, barrier_last_);
+        }
+        if (++barriers_passed_ == pg_.warmup) tl_.measured_from = barrier_last_;
+        barrier_.clear();
     }
 
     // ------------------------------------------------------------ GPU submission and dependencies
@@ -677,6 +702,13 @@ private:
     Flags flags_;
     std::vector<std::pair<uint32_t, uint32_t>> starts_;  // (op, thread created when its host phase ends), sorted
     std::vector<Blocked> joiners_;                       // joins waiting for their thread
+    struct Arrival {
+        uint32_t thread, op;
+        Time at;
+    };
+    std::vector<Arrival> barrier_;  // threads waiting at the current barrier
+    Time barrier_last_;
+    uint32_t barriers_passed_ = 0;
     std::vector<uint32_t> pending_, host_pending_;
     std::vector<Time> ready_;
     // Until an op's GPU phase is dispatched, its record's gpu_cause says what released it last;
