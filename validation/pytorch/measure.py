@@ -386,7 +386,12 @@ def main():
             trace_path_final = trace_path + ".gz"
         else:
             trace_path_final = trace_path
-        summary = summarise_trace(trace_path_final, active, device.type == "cuda")
+        try:
+            summary = summarise_trace(trace_path_final, active, device.type == "cuda")
+        except Exception as e:  # keep the timings; the trace itself is kept as it is
+            summary = {"events": 0, "categories": {}, "profiler_steps": [], "gpu_streams": [],
+                       "runtime_calls": {}, "gpu_copies_memsets": {},
+                       "problems": ["unreadable as JSON: %r" % (e,)]}
         summary.update({"file": os.path.basename(trace_path_final), "json_bytes": size,
                         "file_bytes": os.path.getsize(trace_path_final)})
         result["trace"] = summary
