@@ -1,11 +1,15 @@
 // Lowering of loops: an op map inside a loop is lowered in full once, then reused with only
 // its loop-dependent stream or duration evaluated again (frontend/ops.cpp, OpTemplate). These
-// tests pin that the reuse gives exactly what a full lowering of every iteration gives.
+// tests pin that the reuse gives exactly what a full lowering of every iteration gives; and the
+// compiled expressions of frontend/expr.hpp give the evaluator's values.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <random>
 #include <sstream>
 #include <string>
 
+#include "frontend/expr.hpp"
 #include "frontend/scenario.hpp"
 
 using namespace hetsim;
@@ -158,4 +162,98 @@ threads:
 )",
                                          "lowering_test.yaml"),
                       Catch::Contains("division by zero"));
+}
+
+// ---------------------------------------------------------------- compiled loops (frontend/ops.cpp, Stmt)
+
+namespace {
+bool same_value(const Value& a, const Value& b) {
+    return a.dim == b.dim && a.integral == b.integral && a.i == b.i && (a.integral || a.d == b.d || (a.d != a.d && b.d != b.d));
+}
+
+std::string random_expr(std::mt19937& rng, int depth) {
+    static const char* leaves[] = {"i", "j", "p", "q", "t", "0", "1", "2", "7", "1000000", "0.5", "2.5", "1e3", "1us",
+                                   "3ms", "2MiB", "4KB", "1GB/s", "9223372036854775807", "true", "x"};
+    static const char* binary[] = {" + ", " - ", " * ", " / ", " % ", " == ", " != ", " < ", " <= ", " > ", " >= ", " && ", " || "};
+    const int pick = static_cast<int>(rng() % 10);
+    if (depth >= 4 || pick < 3) return leaves[rng() % (sizeof leaves / sizeof *leaves)];
+    std::string out = pick == 3 ? "-" : pick == 4 ? "!" : pick == 5 ? "(" : "";  // appended, not +: GCC 12 warns wrongly
+    out.append(random_expr(rng, depth + 1));
+    if (pick == 5) out.append(")");
+    if (pick > 5) out.append(binary[rng() % (sizeof binary / sizeof *binary)]).append(random_expr(rng, depth + 1));
+    return out;
+}
+}  // namespace
+
+TEST_CASE("lowering: compiled expressions give the evaluator's value, or fail where it throws", "[lowering]") {
+    // Loop variables i and j (slots 0 and 1), params p = 3, t = 2us and q = i + 1 (a param that
+    // reads a loop variable); x is unknown.
+    int64_t vars[2] = {0, 0};
+    NameLookup lookup;
+    lookup = [&](const std::string& name) -> std::optional<Value> {
+        if (name == "i") return Value::integer(vars[0]);
+        if (name == "j") return Value::integer(vars[1]);
+        if (name == "p") return Value::integer(3);
+        if (name == "t") return Value::integer(2'000'000, Dim::Time);
+        if (name == "q") return eval_expr("i + 1", lookup);
+        return std::nullopt;
+    };
+    NameCompiler names;
+    names = [&](const std::string& name) -> std::optional<CompiledName> {
+        if (name == "i") return CompiledName{0, {}};
+        if (name == "j") return CompiledName{1, {}};
+        for (const char* p : {"p", "t", "q"})
+            if (name == p) {
+                std::optional<ExprCode> c = compile_expr(name == "p" ? "3" : name == "t" ? "2us" : "i + 1", names);
+                if (!c) return std::nullopt;
+                return CompiledName{-1, *c};
+            }
+        return std::nullopt;
+    };
+    const int64_t values[] = {-3, -1, 0, 1, 2, 5, int64_t{1} << 40, INT64_MAX, INT64_MIN};
+    std::mt19937 rng(20240601);
+    int compiled = 0, agreed = 0;
+    for (int n = 0; n < 4000; ++n) {
+        const std::string text = random_expr(rng, 0);
+        std::optional<ExprCode> code = compile_expr(text, names);
+        compiled += code.has_value();
+        for (int64_t a : values)
+            for (int64_t b : {int64_t{0}, int64_t{3}, INT64_MIN}) {
+                vars[0] = a;
+                vars[1] = b;
+                std::optional<Value> want;
+                try {
+                    want = eval_expr(text, lookup);
+                } catch (const ExprError&) {
+                }
+                INFO(text << " with i = " << a << ", j = " << b);
+                if (!code) {
+                    CHECK(!want);  // only expressions the evaluator rejects fail to compile
+                    continue;
+                }
+                Value got;
+                const bool ok = run_expr(*code, vars, got);
+                REQUIRE(ok == want.has_value());
+                if (ok) CHECK(same_value(got, *want));
+                agreed += ok;
+            }
+    }
+    CHECK(compiled > 1000);  // the generator gives a fair share of valid expressions
+    CHECK(agreed > 10000);
+}
+
+TEST_CASE("lowering: 64-bit division overflow is an error, not a crash", "[lowering]") {
+    CHECK_THROWS_WITH(load_scenario_text(R"(
+threads:
+  main:
+    - repeat: 5
+      do:
+        - host: h
+          duration: ((0 - 9223372036854775807 - 1) / (i - 4) * 0) * 1us + 1us
+)",
+                                         "lowering_test.yaml"),
+                      Catch::Contains("lowering_test.yaml:7:52: error: arithmetic overflows 64 bits in"));
+    CHECK_THROWS_WITH(load_scenario_text("threads: {main: [{host: h, duration: '(0 - 9223372036854775807 - 1) % -1 * 1us'}]}",
+                                         "lowering_test.yaml"),
+                      Catch::Contains("arithmetic overflows 64 bits"));
 }
