@@ -1,7 +1,6 @@
 // Lowering of loops: an op map inside a loop is lowered in full once, then reused with only
-// its loop-dependent stream or duration evaluated again (frontend/ops.cpp, OpTemplate). These
-// tests pin that the reuse gives exactly what a full lowering of every iteration gives; and the
-// compiled expressions of frontend/expr.hpp give the evaluator's values.
+// its loop-dependent values evaluated again from compiled code (frontend/ops.cpp, OpTemplate).
+// These tests pin that the reuse gives exactly what a full lowering of every iteration gives.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -256,4 +255,104 @@ threads:
     CHECK_THROWS_WITH(load_scenario_text("threads: {main: [{host: h, duration: '(0 - 9223372036854775807 - 1) % -1 * 1us'}]}",
                                          "lowering_test.yaml"),
                       Catch::Contains("arithmetic overflows 64 bits"));
+}
+
+TEST_CASE("lowering: every loop-dependent field of an op takes its value of each iteration", "[lowering]") {
+    Scenario sc = load_scenario_text(R"(
+params: {shift: i + 1}
+buffers:
+  h: {kind: pinned, size: 4MiB, count: 2}
+  d: {kind: device, size: 4MiB, count: 3}
+  um: {kind: managed, size: 8MiB, count: 2}
+streams: {s: {count: 3}}
+events: {ev: {count: 3}}
+graphs:
+  g:
+    - kernel: gk
+      duration: 5us
+threads:
+  main:
+    - repeat: 6
+      do:
+        - event_record: ev[i % 3]
+          stream: s[(i + 1) % 3]
+        - memcpy_async: up
+          src: h[i % 2]
+          dst: d[shift % 3]
+          bytes: (i + 1) * 256KiB
+          stream: s[i % 3]
+        - memcpy_async: down
+          src: d[i % 3]
+          dst: h[(i + 1) % 2]
+          stream: s[0]
+        - prefetch: um[i % 2]
+          bytes: (i + 1) * 1MiB
+          stream: s[0]
+        - kernel: k
+          stream: s[0]
+          grid: i + 1
+          flops: i * 1e9
+          uses: ['um[(i + 1) % 2]']
+        - host: h
+          duration: shift * 1us
+        - if: i % 2 == 0
+          then:
+            - graph_launch: g
+              stream: s[i % 3]
+)",
+                                     "lowering_test.yaml");
+    const Program& p = sc.program;
+    for (int i = 0; i < 6; ++i) {
+        INFO("iteration " << i);
+        const Op& rec = p.ops[op_index(p, indexed("event_record:ev", i % 3) + indexed("", i))];
+        CHECK(p.events[rec.event].name == indexed("ev", i % 3));
+        CHECK(p.streams[rec.stream].name == indexed("s", (i + 1) % 3));
+        const Op& up = p.ops[op_index(p, indexed("up", i))];
+        CHECK(p.buffers[up.buffer].name == indexed("h", i % 2));
+        CHECK(up.bytes == static_cast<uint64_t>(i + 1) * 256 * 1024);
+        CHECK(p.streams[up.stream].name == indexed("s", i % 3));
+        const Op& down = p.ops[op_index(p, indexed("down", i))];
+        CHECK(down.dir == CopyDir::D2H);
+        CHECK(p.buffers[down.buffer].name == indexed("h", (i + 1) % 2));
+        CHECK(down.bytes == 4u << 20);
+        const Op& pf = p.ops[op_index(p, indexed("prefetch:um", i % 2) + indexed("", i))];
+        CHECK(p.buffers[pf.buffer].name == indexed("um", i % 2));
+        CHECK(pf.bytes == static_cast<uint64_t>(i + 1) << 20);
+        const Op& k = p.ops[op_index(p, indexed("k", i))];
+        CHECK(p.site(k).shape.grid == static_cast<uint32_t>(i + 1));
+        CHECK(p.site(k).flops == i * 1e9);
+        REQUIRE(p.uses_count(k) == 1);
+        CHECK(p.buffers[*p.uses_begin(k)].name == indexed("um", (i + 1) % 2));
+        CHECK(p.ops[op_index(p, indexed("h", i))].duration == Time::us(i + 1));
+        if (i % 2 == 0) {
+            const int32_t launch = op_index(p, indexed("graph_launch:g", i));
+            CHECK(p.streams[p.ops[launch].stream].name == indexed("s", i % 3));
+            CHECK(p.ops[launch + 1].graph_node);
+            CHECK(p.ops[launch + 1].stream == p.ops[launch].stream);
+        }
+    }
+    CHECK(p.ops.size() == 6 * 6 + 3 * 2);
+}
+
+TEST_CASE("lowering: an op map aliased at two loop depths has each place's loop indices", "[lowering]") {
+    Scenario sc = load_scenario_text(R"(
+threads:
+  main:
+    - repeat: 2
+      do: &body
+        - kernel: k
+          duration: 1us
+    - repeat: 2
+      var: z
+      do:
+        - repeat: 2
+          do: *body
+)",
+                                     "lowering_test.yaml");
+    const Program& p = sc.program;
+    REQUIRE(p.ops.size() == 6);
+    CHECK(p.op_name(0) == "k[0]");
+    CHECK(p.op_name(1) == "k[1]");
+    CHECK(p.op_name(2) == "k[0][0]");
+    CHECK(p.op_name(5) == "k[1][1]");
 }
