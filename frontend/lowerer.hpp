@@ -1,10 +1,12 @@
 // Internal: the state of one scenario's lowering, shared by scenario.cpp (declarations, values)
-// and ops.cpp (op lists, loops, tasks).
+// and ops.cpp (op lists, loops, tasks, the count before expanding).
 //
 // Loops are expanded from compiled statements (Stmt): each op map is lowered in full the first
 // time it is reached, which runs every check in file order and records the values that depend on
 // loop variables; later iterations evaluate those values from compiled expressions and append
-// the op without reading the YAML again.
+// the op without reading the YAML again. Before any op list is expanded, a counting pass over the
+// loop structure (CountStmt) gives the exact number of ops, so that a scenario over --max-ops is
+// refused before anything is allocated and the program's vectors are reserved at their size.
 #pragma once
 #include <yaml-cpp/yaml.h>
 
@@ -264,6 +266,32 @@ private:
     void if_checks(const YAML::Node& n) const;
     bool if_taken(const YAML::Node& n, const Value& c) const;
 
+    // --- the count before expanding (ops.cpp) ---
+    struct CountStmt {
+        enum Kind : uint8_t { kOp, kRepeat, kIf, kUnknown } kind = kUnknown;  // kUnknown: cannot be counted
+        uint32_t emits = 1;   // op: the ops it appends (a graph launch: 1 + its nodes)
+        YAML::Node node;      // op: its map; repeat: its count (where the caps are reported)
+        ExprCode code;        // repeat: the count; if: the condition
+        uint32_t vars = 0;    // loop slots the counts and conditions in this statement read
+        bool empty_body = false;
+        bool has_then = false, has_else = false;
+        std::vector<CountStmt> body, other;  // repeat: body; if: then, else
+    };
+    struct Bounds {  // what the interned tables can grow to (the memory estimate's small terms)
+        uint64_t names = 0, locs = 0, uses = 0;
+    };
+    CountStmt count_stmt(const YAML::Node& n, std::vector<std::string>& scope, Bounds& bounds);
+    std::vector<CountStmt> count_list(const YAML::Node& list, std::vector<std::string>& scope, Bounds& bounds);
+    struct Tally {
+        uint64_t ops = 0, iterations = 0, entries = 0;  // entries: of Program::iter_indices
+        bool dirty = true;                              // the next op starts a slice of loop indices
+    };
+    struct Over {
+        bool ops = false;  // the op cap, or the iteration cap
+        YAML::Node where;
+    };
+    bool count_block(const std::vector<CountStmt>& b, int depth, Tally& t, int64_t* vars, Over& over) const;
+    void count_before_expanding(const YAML::Node& threads);
     // Interned `uses` slices: equal lists share one.
     std::map<std::vector<uint32_t>, uint32_t> uses_ids_;
     const YAML::Node undefined_{YAML::NodeType::Undefined};

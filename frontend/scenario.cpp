@@ -76,6 +76,7 @@ Scenario Lowerer::run(const YAML::Node& root) {
             sc_.program.threads.push_back(HostThread{name, {}});
             per_thread_.push_back(-1);
         }
+        count_before_expanding(threads);
         for (auto it = threads.begin(); it != threads.end(); ++it) lower_thread(it->first.Scalar(), it->second);
     } else {
         lower_tasks(tasks);

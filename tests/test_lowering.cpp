@@ -1,9 +1,11 @@
 // Lowering of loops: an op map inside a loop is lowered in full once, then reused with only
-// its loop-dependent values evaluated again from compiled code (frontend/ops.cpp, OpTemplate).
-// These tests pin that the reuse gives exactly what a full lowering of every iteration gives.
+// its loop-dependent values evaluated again from compiled code (frontend/ops.cpp, OpTemplate);
+// the ops are counted before any is expanded. These tests pin that the reuse gives exactly what a
+// full lowering of every iteration gives, and that the count refuses what the expansion would.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <sstream>
 #include <string>
@@ -355,4 +357,109 @@ threads:
     CHECK(p.op_name(1) == "k[1]");
     CHECK(p.op_name(2) == "k[0][0]");
     CHECK(p.op_name(5) == "k[1][1]");
+}
+
+TEST_CASE("lowering: the count before expanding reserves the program's exact sizes", "[lowering]") {
+    int checked = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(HETSIM_SOURCE_DIR) / "scenarios")) {
+        if (e.path().extension() != ".yaml") continue;
+        const Program p = load_scenario(e.path().string()).program;
+        if (p.tasks_form) continue;
+        INFO(e.path().string());
+        CHECK(p.ops.capacity() == p.ops.size());
+        CHECK(p.iter_indices.capacity() == p.iter_indices.size());
+        for (const auto& t : p.threads) CHECK(t.ops.capacity() == t.ops.size());
+        ++checked;
+    }
+    CHECK(checked > 50);
+}
+
+TEST_CASE("lowering: over --max-ops, the count refuses the scenario where the expansion would", "[lowering]") {
+    // Loops whose counts and conditions read loop variables, a graph launch (3 ops), empty and
+    // filtered loops (iterations without ops) and a second thread. The positions are those that
+    // expanding op by op reports (checked against it when the count was written).
+    const std::string yaml = R"(streams: {s: {count: 4}}
+graphs:
+  g:
+    - kernel: gk
+      duration: 5us
+    - kernel: gk2
+      duration: 5us
+threads:
+  main:
+    - host: first
+      duration: 1us
+    - repeat: 30
+      var: i
+      do:
+        - repeat: i % 4
+          var: j
+          do:
+            - kernel: k
+              stream: s[j]
+              duration: 1us
+            - if: (i + j) % 3 == 0
+              then:
+                - graph_launch: g
+                  stream: s[i % 4]
+              else:
+                - host: h
+                  duration: 1us
+        - repeat: 3
+          var: e
+          do: []
+        - repeat: 2
+          var: f
+          do:
+            - if: i > 100
+              then:
+                - host: never
+                  duration: 1us
+  second:
+    - repeat: 40
+      do:
+        - host: t2
+          duration: 1us
+        - repeat: 3
+          var: j
+          do:
+            - host: t2b
+              duration: 1us
+)";
+    auto error = [&](uint64_t max_ops) {
+        LoadOptions lo;
+        lo.max_ops = max_ops;
+        try {
+            load_scenario_text(yaml, "cap.yaml", lo);
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    const std::string ops = " ops; raise the cap with --max-ops if this is intended";
+    CHECK(error(50) == "cap.yaml:26:19: error: the scenario expands to more than 50" + ops);
+    CHECK(error(51) == "cap.yaml:31:19: error: the scenario's loops run more than 102 iterations in all; lower the counts, "
+                       "or raise the cap with --max-ops if this is intended");
+    CHECK(error(52) == "cap.yaml:15:19: error: the scenario's loops run more than 104 iterations in all; lower the counts, "
+                       "or raise the cap with --max-ops if this is intended");
+    CHECK(error(53) == "cap.yaml:18:15: error: the scenario expands to more than 53" + ops);
+    CHECK(error(54) == "cap.yaml:23:19: error: the scenario expands to more than 54" + ops);
+    CHECK(error(120) == "cap.yaml:46:15: error: the scenario expands to more than 120" + ops);
+    CHECK(error(263) == "cap.yaml:41:11: error: the scenario expands to more than 263" + ops);
+    CHECK(error(274) == "cap.yaml:46:15: error: the scenario expands to more than 274" + ops);
+    CHECK(error(275) == "(no error)");
+    // 10^14 ops: refused at once, nothing expanded.
+    CHECK_THROWS_WITH(load_scenario_text(R"(
+threads:
+  main:
+    - repeat: 10000000
+      do:
+        - repeat: 10000000
+          var: j
+          do:
+            - host: h
+              duration: 1us
+)",
+                                         "big.yaml"),
+                      Catch::Contains("big.yaml:9:15: error: the scenario expands to more than 20000000 ops"));
 }
