@@ -1,5 +1,6 @@
 // Lowering of op lists (threads form) and task graphs (tasks form) into Program ops.
 #include <algorithm>
+#include <bit>
 #include <cctype>
 
 #include "frontend/lowerer.hpp"
@@ -23,6 +24,12 @@ const std::vector<std::string>& op_kinds() {
 }
 
 bool is_alloc(OpKind k) { return k >= OpKind::Malloc && k <= OpKind::FreeAsync; }
+
+uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t sat_mul(uint64_t a, uint64_t b) {
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
 
 std::vector<std::string> keys_for(const std::string& kind, bool task) {
     std::vector<std::string> k{kind, "name"};
@@ -49,12 +56,8 @@ std::vector<std::string> keys_for(const std::string& kind, bool task) {
 void Lowerer::lower_thread(const std::string& name, const YAML::Node& list) {
     int32_t thread = threads_.at(name);
     if (!list.IsSequence()) fail_at(list, "thread '" + name + "' must be a list of ops, got " + a_node_type(list));
-    lower_list(list, thread);
-}
-
-void Lowerer::lower_list(const YAML::Node& list, int32_t thread) {
-    if (!list.IsSequence()) fail_at(list, "expected a list of ops, got " + a_node_type(list));
-    for (const auto& op : list) lower_op(op, thread);
+    Block top;
+    run_block(top, list, thread);
 }
 
 static std::string find_kind(const Lowerer& L, const YAML::Node& n) {
@@ -85,138 +88,394 @@ static std::string find_kind(const Lowerer& L, const YAML::Node& n) {
     return kind;
 }
 
-void Lowerer::lower_op(const YAML::Node& n, int32_t thread) {
-    // Loop bodies are lowered once per iteration: find the kind and check the keys once.
+// The op's kind, with its keys checked; once per map (loop bodies are reached once per iteration).
+std::string Lowerer::checked_kind(const YAML::Node& n) {
     MapFields* mf = n.IsMap() && n.Mark().pos >= 0 ? &fields_of(n) : nullptr;
-    if (!mf || !mf->checked) {
-        std::string k = find_kind(*this, n);
-        check_keys(n, file_, keys_for(k, false), k + " op");
-        if (mf) {
-            mf->kind = k;
-            mf->checked = true;
-        }
-        if (!mf) return lower_checked_op(n, thread, k);
+    if (mf && mf->checked) return mf->kind;
+    std::string k = find_kind(*this, n);
+    check_keys(n, file_, keys_for(k, false), k + " op");
+    if (mf) {
+        mf->kind = k;
+        mf->checked = true;
     }
-    lower_checked_op(n, thread, mf->kind);
+    return k;
 }
+
+// ---------------------------------------------------------------- repeat and if
+
+int64_t Lowerer::repeat_count(const YAML::Node& n) {
+    return need_int(field(n, "repeat"), "repeat count", 0, static_cast<int64_t>(std::min<uint64_t>(opts_.max_ops, INT64_MAX)),
+                    "; " + std::to_string(opts_.max_ops) +
+                        " is the cap on ops (--max-ops): lower the count, or raise the cap with --max-ops if this is intended");
+}
+
+Lowerer::RepeatHead Lowerer::repeat_head(const YAML::Node& n, int64_t count) {
+    std::string var = field(n, "var") ? need_name(field(n, "var"), "loop variable") : "i";
+    if (!(std::isalpha(static_cast<unsigned char>(var[0])) || var[0] == '_') ||
+        !std::all_of(var.begin(), var.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+        fail_at(field(n, "var"), "loop variable must be a plain name such as i or chunk, got '" + var + "'");
+    for (const auto& lv : loop_names_)
+        if (lv == var) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
+    if (params_.count(var)) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' shadows a param of the same name");
+    if (!field(n, "do")) fail_at(n, "repeat needs a 'do' list of ops");
+    if (!field(n, "do").IsSequence()) fail_at(field(n, "do"), "repeat's 'do' must be a list of ops, got " + a_node_type(field(n, "do")));
+    if (++depth_ > 16) fail_at(n, "repeat blocks nest deeper than 16");
+    return RepeatHead{count, var, field(n, "do")};
+}
+
+// The iterations of a repeat whose header passed (depth_ entered); `body` lowers one iteration.
+template <class Body>
+void Lowerer::run_loop(const YAML::Node& count_node, const std::string& var, int64_t count, bool empty, Body&& body) {
+    loop_names_.push_back(var);
+    loop_vals_.push_back(0);
+    // Loops over empty or filtered bodies emit nothing; cap their iterations too (at twice
+    // --max-ops, so that ordinary loop nests meet the op cap first), so no input expands unbounded.
+    const uint64_t cap = iteration_cap();
+    const uint64_t step = empty && count > 0 ? static_cast<uint64_t>(count) : 1;  // an empty body: all at once
+    for (int64_t i = 0; i < count; i += static_cast<int64_t>(step)) {
+        iterations_ = iterations_ > UINT64_MAX - step ? UINT64_MAX : iterations_ + step;
+        if (iterations_ > cap) fail_iteration_cap(count_node);
+        loop_vals_.back() = i;
+        iter_dirty_ = true;
+        body();
+    }
+    loop_names_.pop_back();
+    loop_vals_.pop_back();
+    iter_dirty_ = true;
+    --depth_;
+}
+
+void Lowerer::if_checks(const YAML::Node& n) const {
+    if (!field(n, "then") && !field(n, "else")) fail_at(n, "'if' needs a 'then' list of ops (and optionally 'else')");
+    for (const char* branch : {"then", "else"})
+        if (field(n, branch) && !field(n, branch).IsSequence())
+            fail_at(field(n, branch), std::string("'") + branch + "' must be a list of ops, got " + a_node_type(field(n, branch)));
+}
+
+bool Lowerer::if_taken(const YAML::Node& n, const Value& c) const {
+    if (c.dim != Dim::None)
+        fail_at(field(n, "if"), "condition must be a comparison such as 'i > 0', got " + shown(field(n, "if")) + " (a " + to_string(c.dim) + ")");
+    return c.integral ? c.i != 0 : c.d != 0;
+}
+
+void Lowerer::fail_op_cap(const YAML::Node& where) const {
+    fail_at(where, "the scenario expands to more than " + std::to_string(opts_.max_ops) +
+                       " ops; raise the cap with --max-ops if this is intended");
+}
+
+void Lowerer::fail_iteration_cap(const YAML::Node& count) const {
+    fail_at(count, "the scenario's loops run more than " + std::to_string(iteration_cap()) +
+                       " iterations in all; lower the counts, or raise the cap with --max-ops if this is intended");
+}
+
+// ---------------------------------------------------------------- graph bodies
+
+void Lowerer::lower_list(const YAML::Node& list, int32_t thread) {
+    if (!list.IsSequence()) fail_at(list, "expected a list of ops, got " + a_node_type(list));
+    for (const auto& op : list) lower_op(op, thread);
+}
+
+void Lowerer::lower_op(const YAML::Node& n, int32_t thread) { lower_checked_op(n, thread, checked_kind(n)); }
 
 void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::string& kind) {
     if (kind == "repeat") {
-        int64_t count = need_int(field(n, "repeat"), "repeat count", 0, static_cast<int64_t>(std::min<uint64_t>(opts_.max_ops, INT64_MAX)),
-                                 "; " + std::to_string(opts_.max_ops) +
-                                     " is the cap on ops (--max-ops): lower the count, or raise the cap with --max-ops if this is intended");
-        std::string var = field(n, "var") ? need_name(field(n, "var"), "loop variable") : "i";
-        if (!(std::isalpha(static_cast<unsigned char>(var[0])) || var[0] == '_') ||
-            !std::all_of(var.begin(), var.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
-            fail_at(field(n, "var"), "loop variable must be a plain name such as i or chunk, got '" + var + "'");
-        for (const auto& lv : loop_vars_)
-            if (lv.first == var) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
-        if (params_.count(var)) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' shadows a param of the same name");
-        if (!field(n, "do")) fail_at(n, "repeat needs a 'do' list of ops");
-        if (!field(n, "do").IsSequence()) fail_at(field(n, "do"), "repeat's 'do' must be a list of ops, got " + a_node_type(field(n, "do")));
-        if (++depth_ > 16) fail_at(n, "repeat blocks nest deeper than 16");
-        loop_vars_.push_back({var, 0});
-        // Loops over empty or filtered bodies emit nothing; cap their iterations too (at twice
-        // --max-ops, so that ordinary loop nests meet the op cap first), so no input expands unbounded.
-        const uint64_t cap = opts_.max_ops > UINT64_MAX / 2 ? UINT64_MAX : 2 * opts_.max_ops;
-        const YAML::Node body = field(n, "do");
-        const uint64_t step = body.size() == 0 && count > 0 ? static_cast<uint64_t>(count) : 1;  // an empty body: all at once
-        for (int64_t i = 0; i < count; i += static_cast<int64_t>(step)) {
-            iterations_ = iterations_ > UINT64_MAX - step ? UINT64_MAX : iterations_ + step;
-            if (iterations_ > cap)
-                fail_at(field(n, "repeat"), "the scenario's loops run more than " + std::to_string(cap) +
-                                         " iterations in all; lower the counts, or raise the cap with --max-ops if this is intended");
-            loop_vars_.back().second = i;
-            iter_dirty_ = true;
-            lower_list(body, thread);
-        }
-        loop_vars_.pop_back();
-        iter_dirty_ = true;
-        --depth_;
+        const RepeatHead h = repeat_head(n, repeat_count(n));
+        run_loop(field(n, "repeat"), h.var, h.count, h.body.size() == 0, [&] { lower_list(h.body, thread); });
         return;
     }
     if (kind == "if") {
-        if (!field(n, "then") && !field(n, "else")) fail_at(n, "'if' needs a 'then' list of ops (and optionally 'else')");
-        for (const char* branch : {"then", "else"})
-            if (field(n, branch) && !field(n, branch).IsSequence())
-                fail_at(field(n, branch), std::string("'") + branch + "' must be a list of ops, got " + a_node_type(field(n, branch)));
-        Value c = eval(field(n, "if"), "condition");
-        if (c.dim != Dim::None)
-            fail_at(field(n, "if"), "condition must be a comparison such as 'i > 0', got " + shown(field(n, "if")) + " (a " + to_string(c.dim) + ")");
-        bool yes = c.integral ? c.i != 0 : c.d != 0;
+        if_checks(n);
+        const bool yes = if_taken(n, eval(field(n, "if"), "condition"));
         if (yes && field(n, "then")) lower_list(field(n, "then"), thread);
         if (!yes && field(n, "else")) lower_list(field(n, "else"), thread);
         return;
     }
-    if (capturing_ >= 0) {  // a node of the graph being declared
-        if (!(find_spelling(kind)->forms & kInGraphs))
-            fail_at(field(n, kind), "'" + kind + "' cannot be a graph node; a graph holds kernel, memcpy_async, "
-                                    "memset_async and host_func ops (and repeat/if around them)");
-        if (field(n, "stream"))
-            fail_at(field(n, "stream"), "graph nodes run on the stream of their graph_launch; remove 'stream' here");
-        Op op;
-        Site site;
-        std::string label;
-        fill_op(op, site, kind, n, kNone, label, false);
-        for (const auto& lv : loop_vars_) label += "[" + std::to_string(lv.second) + "]";  // loops inside the graph
-        op.stream = kNone;
-        site.label = intern_name(label);
-        site.loc = intern_loc(n);
-        op.site = intern_site(site);
-        Graph& g = sc_.program.graphs[capturing_];
-        if (g.nodes.size() >= opts_.max_ops)
-            fail_at(n, "graph '" + g.name + "' has more than " + std::to_string(opts_.max_ops) + " nodes; raise the cap with --max-ops");
-        g.nodes.push_back(op);
+    // a node of the graph being declared
+    if (!(find_spelling(kind)->forms & kInGraphs))
+        fail_at(field(n, kind), "'" + kind + "' cannot be a graph node; a graph holds kernel, memcpy_async, "
+                                "memset_async and host_func ops (and repeat/if around them)");
+    if (field(n, "stream"))
+        fail_at(field(n, "stream"), "graph nodes run on the stream of their graph_launch; remove 'stream' here");
+    Op op;
+    Site site;
+    std::string label;
+    fill_op(op, site, kind, n, kNone, label, false);
+    for (int64_t v : loop_vals_) label += "[" + std::to_string(v) + "]";  // loops inside the graph
+    op.stream = kNone;
+    site.label = intern_name(label);
+    site.loc = intern_loc(n);
+    op.site = intern_site(site);
+    Graph& g = sc_.program.graphs[capturing_];
+    if (g.nodes.size() >= opts_.max_ops)
+        fail_at(n, "graph '" + g.name + "' has more than " + std::to_string(opts_.max_ops) + " nodes; raise the cap with --max-ops");
+    g.nodes.push_back(op);
+}
+
+// ---------------------------------------------------------------- op lists
+
+// A list runs its compiled statements; the first time, it compiles each one while lowering it in
+// full (in file order, so that the first mistake is the one reported).
+void Lowerer::run_block(Block& b, const YAML::Node& list, int32_t thread) {
+    if (b.built) {
+        for (Stmt& s : b.stmts) run_stmt(s, thread);
         return;
     }
-    OpTemplate* tpl = n.Mark().pos >= 0 ? &templates_[static_cast<size_t>(n.Mark().pos)] : nullptr;
-    if (tpl && tpl->state == 1 && tpl->thread == thread) {
-        Op op = tpl->op;
-        if (tpl->dyn_stream) op.stream = stream_ref(tpl->stream_node, thread);
-        if (tpl->dyn_duration) op.duration = need_time(tpl->duration_node, "duration");
-        sc_.program.threads[thread].ops.push_back(emit_interned(op, n));
+    if (!list.IsSequence()) fail_at(list, "expected a list of ops, got " + a_node_type(list));
+    b.stmts.reserve(list.size());  // no reallocation while a statement is being compiled
+    for (const auto& n : list) {
+        b.stmts.emplace_back();
+        first_stmt(b.stmts.back(), n, thread);
+    }
+    b.built = true;
+}
+
+namespace {
+bool same_value(const Value& a, const Value& b) {
+    return a.dim == b.dim && a.integral == b.integral && a.i == b.i && std::bit_cast<uint64_t>(a.d) == std::bit_cast<uint64_t>(b.d);
+}
+}  // namespace
+
+void Lowerer::set_value(Stmt& s, const std::vector<Rec>& recs, const Value& v) const {
+    Value check;
+    if (recs.empty()) {
+        s.state = 0;
+        s.value = v;
+    } else if (recs.size() == 1 && recs[0].code && !recs[0].index && run_expr(*recs[0].code, loop_vals_.data(), check) &&
+               same_value(check, v)) {
+        s.state = 1;
+        s.code = *recs[0].code;
+    } else {
+        s.state = 2;
+    }
+}
+
+void Lowerer::first_stmt(Stmt& s, const YAML::Node& n, int32_t thread) {
+    s.node = n;
+    s.op_kind = checked_kind(n);
+    if (s.op_kind == "repeat") {
+        s.kind = Stmt::kRepeat;
+        s.value_node = field(n, "repeat");
+        int64_t count;
+        {
+            Recording r(*this);
+            count = repeat_count(n);
+            set_value(s, r.recs, Value::integer(count));
+        }
+        const RepeatHead h = repeat_head(n, count);
+        s.var = h.var;
+        s.body_node = h.body;
+        s.empty = h.body.size() == 0;
+        run_loop(s.value_node, s.var, count, s.empty, [&] { run_block(s.body, s.body_node, thread); });
+    } else if (s.op_kind == "if") {
+        s.kind = Stmt::kIf;
+        if_checks(n);
+        s.value_node = field(n, "if");
+        s.then_node = field(n, "then");
+        s.else_node = field(n, "else");
+        s.has_then = bool(s.then_node);
+        s.has_else = bool(s.else_node);
+        Value c;
+        {
+            Recording r(*this);
+            c = eval(s.value_node, "condition");
+            set_value(s, r.recs, c);
+        }
+        const bool yes = if_taken(n, c);
+        if (yes && s.has_then) run_block(s.then_block, s.then_node, thread);
+        if (!yes && s.has_else) run_block(s.else_block, s.else_node, thread);
+    } else {
+        s.kind = Stmt::kOp;
+        first_op(s, thread);
+    }
+}
+
+void Lowerer::run_stmt(Stmt& s, int32_t thread) {
+    if (s.kind == Stmt::kOp) return run_op(s, thread);
+    if (s.kind == Stmt::kRepeat) {
+        const int64_t hi = static_cast<int64_t>(std::min<uint64_t>(opts_.max_ops, INT64_MAX));
+        Value v = s.value;
+        if (s.state != 0 &&
+            !(s.state == 1 && run_expr(s.code, loop_vals_.data(), v) && v.dim == Dim::None && v.integral && v.i >= 0 && v.i <= hi))
+            v = Value::integer(repeat_count(s.node));  // checks it in full (and reports what is wrong)
+        ++depth_;  // the header's other checks passed when it was compiled, in this same scope
+        run_loop(s.value_node, s.var, v.i, s.empty, [&] { run_block(s.body, s.body_node, thread); });
         return;
     }
+    Value c = s.value;
+    if (s.state != 0 && !(s.state == 1 && run_expr(s.code, loop_vals_.data(), c))) c = eval(s.value_node, "condition");
+    const bool yes = if_taken(s.node, c);
+    if (yes && s.has_then) run_block(s.then_block, s.then_node, thread);
+    if (!yes && s.has_else) run_block(s.else_block, s.else_node, thread);
+}
+
+// ---------------------------------------------------------------- op templates
+
+// Lowers the op map `n` in full (every field read from the YAML and checked) and appends it.
+void Lowerer::full_op(const YAML::Node& n, int32_t thread, const std::string& kind, std::vector<Rec>* recs) {
     Op op;
     op.thread = static_cast<int16_t>(thread);
     Site site;
     std::string label;
-    dyn_nodes_.clear();
-    fill_op(op, site, kind, n, thread, label, false);
-    if (op.kind == OpKind::GraphLaunch) return emit_graph_launch(op, site, n, label, thread);
-    uint32_t idx = emit(op, site, n, label);
-    sc_.program.threads[thread].ops.push_back(idx);
-    if (tpl && tpl->state == 0) {
-        // Reusable when every loop-dependent scalar is the stream (an index) or a host op's or
-        // fixed-duration kernel's duration: re-evaluating those two redoes all their checks.
-        const YAML::Node st = field(n, "stream"), du = field(n, "duration");
-        const bool dur_ok = op.kind == OpKind::HostWork || op.kind == OpKind::HostFunc ||
-                            (op.kind == OpKind::Kernel && site.flops == 0 && op.bytes == 0);
-        bool reusable = true, dyn_stream = false, dyn_duration = false;
-        for (size_t pos : dyn_nodes_) {
-            if (st && st.Mark().pos >= 0 && static_cast<size_t>(st.Mark().pos) == pos) dyn_stream = true;
-            else if (dur_ok && du && du.Mark().pos >= 0 && static_cast<size_t>(du.Mark().pos) == pos) dyn_duration = true;
-            else reusable = false;
-        }
-        tpl->state = reusable ? 1 : 2;
-        tpl->thread = thread;
-        tpl->op = sc_.program.ops[idx];
-        tpl->dyn_stream = dyn_stream;
-        tpl->dyn_duration = dyn_duration;
-        if (dyn_stream) tpl->stream_node = st;
-        if (dyn_duration) tpl->duration_node = du;
+    {
+        struct Stop {
+            const Lowerer& l;
+            ~Stop() { l.recs_ = nullptr; }
+        } stop{*this};
+        recs_ = recs;
+        fill_op(op, site, kind, n, thread, label, false);
     }
+    if (op.kind == OpKind::GraphLaunch) return emit_graph_launch(op, site, n, label, thread);
+    sc_.program.threads[thread].ops.push_back(emit(op, site, n, label));
+}
+
+size_t Lowerer::KeyHash::operator()(const Key& k) const {
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (uint64_t w : k) h = (h ^ w) * 0x100000001b3ULL + (h >> 29);
+    return static_cast<size_t>(h);
+}
+
+namespace {
+void put_key(std::array<uint64_t, 8>& key, int k, const Value& v) {
+    key[2 * k] = v.integral ? static_cast<uint64_t>(v.i) : std::bit_cast<uint64_t>(v.d);
+    key[2 * k + 1] = 0x10000u | (uint64_t{v.integral} << 8) | static_cast<uint64_t>(v.dim);
+}
+constexpr size_t kMemoEntries = 4096;  // distinct values of an op's kKey fields kept
+}  // namespace
+
+// The first time an op map is reached inside a loop: lower it in full, then keep it as a template
+// with its loop-dependent values compiled and sorted by what they change in the op.
+void Lowerer::first_op(Stmt& s, int32_t thread) {
+    if (loop_names_.empty()) return full_op(s.node, thread, s.op_kind, nullptr);  // runs once
+    auto& pg = sc_.program;
+    auto t = std::make_unique<OpTemplate>();
+    std::vector<Rec> recs;
+    const size_t first = pg.ops.size();
+    copy_limit_ = UINT64_MAX;
+    full_op(s.node, thread, s.op_kind, &recs);
+    const Op& op = pg.ops[first];
+    t->op = op;
+    if (op.kind == OpKind::GraphLaunch) t->nodes.assign(pg.ops.begin() + static_cast<std::ptrdiff_t>(first) + 1, pg.ops.end());
+    if (op.kind == OpKind::Memcpy || op.kind == OpKind::Memset) t->bytes_limit = copy_limit_;
+    else if (op.kind == OpKind::Prefetch) t->bytes_limit = pg.buffers[op.buffer].bytes;
+    const auto& fields = fields_of(s.node).fields;
+    Key key{};
+    for (const Rec& r : recs) {
+        Value check;
+        if (!r.code || !run_expr(*r.code, loop_vals_.data(), check) || !same_value(check, r.value)) {
+            t->slow = true;
+            break;
+        }
+        const std::string* name = nullptr;
+        int matches = 0;
+        for (const auto& [k, v] : fields)
+            if (v.is(r.node)) name = &k, ++matches;
+        Dyn d;
+        d.code = *r.code;
+        d.decl = r.decl;
+        const OpKind ok = op.kind;
+        if (matches == 1 && *name == "stream" && r.index) d.role = Dyn::kStream;
+        else if (matches == 1 && *name == "duration" && !r.index && (ok == OpKind::HostWork || ok == OpKind::HostFunc || ok == OpKind::Kernel))
+            d.role = Dyn::kDuration;
+        else if (matches == 1 && *name == "bytes" && !r.index &&
+                 (ok == OpKind::Memcpy || ok == OpKind::Memset || ok == OpKind::Prefetch || ok == OpKind::Kernel || is_alloc(ok)))
+            d.role = Dyn::kBytes;
+        else if (matches == 1 && (*name == "src" || *name == "dst") && r.index && (ok == OpKind::Memcpy || ok == OpKind::Memset))
+            d.role = ok == OpKind::Memcpy && ((*name == "src" && op.dir == CopyDir::H2D) || (*name == "dst" && op.dir == CopyDir::D2H))
+                         ? Dyn::kBuffer
+                         : Dyn::kCheck;
+        if (d.role == Dyn::kKey) {
+            if (t->keys == kMaxKeys) {
+                t->slow = true;
+                break;
+            }
+            put_key(key, t->keys++, r.value);
+        }
+        t->dyns.push_back(std::move(d));
+    }
+    if (!t->slow && t->keys) t->memo.emplace(key, op);
+    s.tpl = std::move(t);
+}
+
+void Lowerer::run_op(Stmt& s, int32_t thread) {
+    OpTemplate* t = s.tpl.get();
+    if (!t || t->slow) return full_op(s.node, thread, s.op_kind, nullptr);
+    const int64_t* vars = loop_vals_.data();
+    Value v;
+    Op op;
+    if (t->keys) {
+        Key key{};
+        int k = 0;
+        for (const Dyn& d : t->dyns)
+            if (d.role == Dyn::kKey) {
+                if (!run_expr(d.code, vars, v)) return full_op(s.node, thread, s.op_kind, nullptr);
+                put_key(key, k++, v);
+            }
+        auto it = t->memo.find(key);
+        if (it == t->memo.end()) return memo_miss(s, thread, key);
+        op = it->second;
+    } else {
+        op = t->op;
+    }
+    // Each value passes the checks the full lowering makes of it, or the op is lowered in full.
+    for (const Dyn& d : t->dyns) {
+        if (d.role == Dyn::kKey) continue;
+        if (!run_expr(d.code, vars, v) || !v.integral) return full_op(s.node, thread, s.op_kind, nullptr);
+        switch (d.role) {
+            case Dyn::kStream:
+            case Dyn::kBuffer:
+            case Dyn::kCheck:
+                if (v.dim != Dim::None || v.i < 0 || v.i >= static_cast<int64_t>(d.decl.count))
+                    return full_op(s.node, thread, s.op_kind, nullptr);
+                if (d.role == Dyn::kStream) op.stream = static_cast<int32_t>(d.decl.first + v.i);
+                else if (d.role == Dyn::kBuffer) op.buffer = static_cast<int32_t>(d.decl.first + v.i);
+                break;
+            case Dyn::kDuration:
+                if (v.dim != Dim::Time || v.i < 0) return full_op(s.node, thread, s.op_kind, nullptr);
+                op.duration = Time::ps(v.i);
+                break;
+            case Dyn::kBytes:
+                if (v.dim != Dim::Bytes || v.i < 0 || static_cast<uint64_t>(v.i) > t->bytes_limit)
+                    return full_op(s.node, thread, s.op_kind, nullptr);
+                op.bytes = static_cast<uint64_t>(v.i);
+                break;
+            case Dyn::kKey: break;
+        }
+    }
+    auto& list = sc_.program.threads[thread].ops;
+    list.push_back(emit_interned(op, s.node));
+    for (Op node : t->nodes) {
+        node.stream = op.stream;
+        list.push_back(emit_interned(node, s.node));
+    }
+}
+
+// Values of the kKey fields not seen before: lower the op in full, and keep it for these values.
+void Lowerer::memo_miss(Stmt& s, int32_t thread, const Key& key) {
+    std::vector<Rec> recs;
+    const size_t first = sc_.program.ops.size();
+    full_op(s.node, thread, s.op_kind, &recs);
+    OpTemplate& t = *s.tpl;
+    Key found{};
+    int k = 0;
+    bool same = recs.size() == t.dyns.size();
+    for (size_t r = 0; same && r < recs.size(); ++r)
+        if (t.dyns[r].role == Dyn::kKey) put_key(found, k++, recs[r].value);
+    if (!same || found != key) {
+        t.slow = true;  // not the values the template was built from: lower it in full from now on
+        return;
+    }
+    if (t.memo.size() < kMemoEntries) t.memo.emplace(key, sc_.program.ops[first]);
 }
 
 // emit() for an op whose site (label, source position, loop depth) is already interned. The
 // ops of one loop iteration share one slice of loop indices.
 uint32_t Lowerer::emit_interned(Op op, const YAML::Node& where) {
     auto& pg = sc_.program;
-    check_caps(where);
-    if (!loop_vars_.empty()) {
+    if (const size_t n = pg.ops.size(); n >= opts_.max_ops || (n & 1023) == 0 || (n & (n - 1)) == 0) check_caps(where);
+    if (!loop_vals_.empty()) {
         if (iter_dirty_) {
             iter_slice_ = static_cast<uint32_t>(pg.iter_indices.size());
-            for (const auto& lv : loop_vars_) pg.iter_indices.push_back(static_cast<uint32_t>(lv.second));
+            for (int64_t v : loop_vals_) pg.iter_indices.push_back(static_cast<uint32_t>(v));
             iter_dirty_ = false;
         }
         op.iter_begin = iter_slice_;
@@ -236,7 +495,7 @@ void Lowerer::emit_graph_launch(Op launch, Site& site, const YAML::Node& n, cons
         node.stream = launch.stream;
         node.graph_node = true;
         Site ns = pg.sites[node.site];
-        ns.depth = static_cast<uint8_t>(loop_vars_.size());
+        ns.depth = static_cast<uint8_t>(loop_names_.size());
         node.site = intern_site(ns);
         pg.threads[thread].ops.push_back(emit_interned(node, n));
     }
@@ -261,17 +520,17 @@ void Lowerer::parse_graphs(const YAML::Node& n) {
 
 // The caps on ops (--max-ops) and on memory (--max-memory), before one more op is emitted.
 void Lowerer::check_caps(const YAML::Node& where) const {
-    if (sc_.program.ops.size() >= opts_.max_ops)
-        fail_at(where, "the scenario expands to more than " + std::to_string(opts_.max_ops) +
-                           " ops; raise the cap with --max-ops if this is intended");
-    if (const size_t n = sc_.program.ops.size(); (n & (n - 1)) == 0 || n % 1024 == 0)  // cheap: every 1024 ops
+    const size_t n = sc_.program.ops.size();
+    if (n >= opts_.max_ops) fail_op_cap(where);
+    if (((n & (n - 1)) == 0 || n % 1024 == 0) && opts_.max_memory &&  // cheap: every 1024 ops
+        estimated_run_bytes(sc_.program, opts_.run_bytes_per_op) > opts_.max_memory)
         check_memory_cap(sc_.program, opts_.max_memory, opts_.run_bytes_per_op, loc(where));
 }
 
 uint32_t Lowerer::emit(Op op, Site& site, const YAML::Node& where, const std::string& label) {
     site.label = intern_name(label);
     site.loc = intern_loc(where);
-    site.depth = static_cast<uint8_t>(loop_vars_.size());
+    site.depth = static_cast<uint8_t>(loop_names_.size());
     op.site = intern_site(site);
     return emit_interned(op, where);
 }
@@ -373,6 +632,13 @@ void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::N
         }
         if (sc_.program.uses.size() - site.uses_begin > UINT16_MAX) fail_at(u, "'uses' lists more than 65535 buffers");
         site.uses_count = static_cast<uint16_t>(sc_.program.uses.size() - site.uses_begin);
+        // Equal lists share one slice (an op lowered in full in many iterations lists the same buffers).
+        auto& uses = sc_.program.uses;
+        auto [it, fresh] = uses_ids_.try_emplace(std::vector<uint32_t>(uses.begin() + site.uses_begin, uses.end()), site.uses_begin);
+        if (!fresh) {
+            uses.resize(site.uses_begin);
+            site.uses_begin = it->second;
+        }
     }
 }
 
@@ -434,6 +700,7 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
         fail_at(field(n, "bytes"), std::string(memset ? "memset" : "copy") + " of " + std::to_string(op.bytes) + " bytes overruns buffer '" +
                                 limit_buf->name + "' of " + std::to_string(limit_buf->bytes) + " bytes; 'bytes' may be at most " +
                                 std::to_string(limit) + " here");
+    copy_limit_ = limit_buf ? limit : UINT64_MAX;  // an op template checks its loop-dependent bytes against it
 }
 
 void Lowerer::fill_kernel(Op& op, Site& site, const YAML::Node& n) {
@@ -564,6 +831,226 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
         if (implicit) msg += " (tasks on one stream or host thread also run in file order)";
         throw InputError(pg.loc(pg.ops[cycle.front()]), msg);
     }
+}
+
+
+// ---------------------------------------------------------------- the count before expanding
+
+// The loop structure of the op lists, read without reporting anything: a statement that cannot
+// be counted (a mistake the lowering will report, or a value it cannot compile) becomes
+// kUnknown, and counting stops only if the count reaches it.
+Lowerer::CountStmt Lowerer::count_stmt(const YAML::Node& n, std::vector<std::string>& scope, Bounds& bounds) {
+    CountStmt c;
+    const size_t stack = param_stack_.size();
+    std::vector<std::string> params;
+    try {
+        MapFields* mf = n.IsMap() && n.Mark().pos >= 0 ? &fields_of(n) : nullptr;
+        std::string kind;
+        if (mf && mf->checked) {
+            kind = mf->kind;
+        } else {
+            kind = find_kind(*this, n);
+            check_keys(n, file_, keys_for(kind, false), kind + " op");
+        }
+        if (kind == "repeat" || kind == "if") {
+            const YAML::Node value = field(n, kind);
+            if (!value.IsScalar()) return c;
+            std::optional<ExprCode> code = compile_in(substitute(value, value.Scalar()), scope, params);
+            if (!code) return c;
+            if (kind == "repeat") {
+                std::string var = field(n, "var") ? need_name(field(n, "var"), "loop variable") : "i";
+                if (!(std::isalpha(static_cast<unsigned char>(var[0])) || var[0] == '_') ||
+                    !std::all_of(var.begin(), var.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }) ||
+                    std::find(scope.begin(), scope.end(), var) != scope.end() || params_.count(var))
+                    return c;
+                const YAML::Node body = field(n, "do");
+                if (!body || !body.IsSequence() || scope.size() >= 16) return c;
+                c.empty_body = body.size() == 0;
+                scope.push_back(var);
+                c.body = count_list(body, scope, bounds);
+                scope.pop_back();
+            } else {
+                if (!field(n, "then") && !field(n, "else")) return c;
+                for (const char* branch : {"then", "else"})
+                    if (field(n, branch) && !field(n, branch).IsSequence()) return c;
+                if ((c.has_then = bool(field(n, "then")))) c.body = count_list(field(n, "then"), scope, bounds);
+                if ((c.has_else = bool(field(n, "else")))) c.other = count_list(field(n, "else"), scope, bounds);
+            }
+            c.kind = kind == "repeat" ? CountStmt::kRepeat : CountStmt::kIf;
+            c.node = value;
+            c.code = std::move(*code);
+            c.vars = c.code.vars;
+            for (const auto* list : {&c.body, &c.other})
+                for (const CountStmt& b : *list) c.vars |= b.vars;
+            return c;
+        }
+        const YAML::Node head = field(n, kind);
+        if (kind == "graph_launch") {
+            auto g = graphs_.find(need_name(head, "graph"));
+            if (g == graphs_.end()) return c;
+            c.emits = static_cast<uint32_t>(std::min<size_t>(1 + sc_.program.graphs[g->second.first].nodes.size(), UINT32_MAX));
+        }
+        // Bounds on what the op can intern: one source position, one label per element of the
+        // array its head indexes (event_record: ev[i % 2] is labelled by the event), its `uses`.
+        uint64_t labels = 1;
+        auto array_count = [&](const std::string& text) -> uint64_t {
+            const size_t b = text.find('[');
+            if (b == std::string::npos) return 1;
+            uint64_t most = 1;
+            for (const auto* decls : {&streams_, &events_, &buffers_, &graphs_})
+                if (auto it = decls->find(text.substr(0, b)); it != decls->end()) most = std::max<uint64_t>(most, it->second.count);
+            return most;
+        };
+        if (head && head.IsScalar()) labels = array_count(substitute(head, head.Scalar()));
+        bounds.names += labels;
+        bounds.locs += 1;
+        if (const YAML::Node u = field(n, "uses"); u && u.IsSequence()) {
+            uint64_t lists = 1;
+            for (const auto& b : u)
+                if (b.IsScalar()) lists = sat_mul(lists, array_count(substitute(b, b.Scalar())));
+            bounds.uses = sat_add(bounds.uses, sat_mul(lists, u.size()));
+        }
+        c.kind = CountStmt::kOp;
+        c.node = n;
+        return c;
+    } catch (const std::exception&) {
+        param_stack_.resize(stack);
+        c.kind = CountStmt::kUnknown;
+        return c;
+    }
+}
+
+std::vector<Lowerer::CountStmt> Lowerer::count_list(const YAML::Node& list, std::vector<std::string>& scope, Bounds& bounds) {
+    std::vector<CountStmt> out;
+    if (!list.IsSequence()) {
+        out.emplace_back();  // kUnknown
+        return out;
+    }
+    out.reserve(list.size());
+    for (const auto& n : list) out.push_back(count_stmt(n, scope, bounds));
+    return out;
+}
+
+namespace {
+struct Uncountable {};  // thrown where the count reaches a statement it cannot count
+}  // namespace
+
+// Adds the ops, iterations and loop-index entries of `b` (at loop depth `depth`, loop variables
+// `vars`) to `t` in expansion order, as the lowering counts them; false at the first cap passed
+// (`over` says which and where). A repeat whose body does not read its variable counts one
+// iteration and multiplies.
+bool Lowerer::count_block(const std::vector<CountStmt>& b, int depth, Tally& t, int64_t* vars, Over& over) const {
+    const uint64_t icap = iteration_cap(), max_ops = opts_.max_ops;
+    for (const CountStmt& c : b) {
+        Value v;
+        switch (c.kind) {
+            case CountStmt::kUnknown: throw Uncountable{};
+            case CountStmt::kOp:
+                if (sat_add(t.ops, c.emits) > max_ops) {
+                    over = Over{true, c.node};
+                    return false;
+                }
+                t.ops += c.emits;
+                if (depth > 0 && t.dirty) {
+                    t.entries += static_cast<uint64_t>(depth);
+                    t.dirty = false;
+                }
+                break;
+            case CountStmt::kIf: {
+                if (!run_expr(c.code, vars, v) || v.dim != Dim::None) throw Uncountable{};
+                const bool yes = v.integral ? v.i != 0 : v.d != 0;
+                if (yes && c.has_then && !count_block(c.body, depth, t, vars, over)) return false;
+                if (!yes && c.has_else && !count_block(c.other, depth, t, vars, over)) return false;
+                break;
+            }
+            case CountStmt::kRepeat: {
+                const int64_t hi = static_cast<int64_t>(std::min<uint64_t>(max_ops, INT64_MAX));
+                if (!run_expr(c.code, vars, v) || v.dim != Dim::None || !v.integral || v.i < 0 || v.i > hi) throw Uncountable{};
+                const uint64_t k = static_cast<uint64_t>(v.i);
+                if (c.empty_body) {
+                    if (k > 0 && (t.iterations = sat_add(t.iterations, k)) > icap) {
+                        over = Over{false, c.node};
+                        return false;
+                    }
+                    t.dirty = true;
+                    break;
+                }
+                uint64_t i = 0;
+                if (k > 0 && !(c.vars & (1u << depth))) {  // every iteration is the same: count one
+                    vars[depth] = 0;
+                    Tally one;
+                    Over inside;
+                    if (count_block(c.body, depth + 1, one, vars, inside)) {
+                        const uint64_t per = sat_add(one.iterations, 1);
+                        i = std::min(k, (icap - t.iterations) / per);
+                        if (one.ops) i = std::min(i, (max_ops - t.ops) / one.ops);
+                        t.iterations += i * per;
+                        t.ops += i * one.ops;
+                        t.entries = sat_add(t.entries, sat_mul(i, one.entries));
+                    }
+                }
+                for (; i < k; ++i) {  // iteration by iteration (the rest, when some did not fit)
+                    vars[depth] = static_cast<int64_t>(i);
+                    if ((t.iterations = sat_add(t.iterations, 1)) > icap) {
+                        over = Over{false, c.node};
+                        return false;
+                    }
+                    t.dirty = true;
+                    if (!count_block(c.body, depth + 1, t, vars, over)) return false;
+                }
+                t.dirty = true;
+                break;
+            }
+        }
+    }
+    return true;
+}
+
+// Counts the ops of every thread before any is expanded. Over --max-ops (or over the iteration
+// cap), the scenario is refused here, at the op (or loop) where the expansion would pass the cap,
+// unless the memory cap could stop the expansion before that. Otherwise the program's op lists
+// and loop indices are reserved at their exact sizes. When something cannot be counted, nothing
+// is decided here: the expansion checks the caps as it goes.
+void Lowerer::count_before_expanding(const YAML::Node& threads) {
+    Bounds bounds;
+    std::vector<std::string> scope;
+    std::vector<std::vector<CountStmt>> lists;
+    for (auto it = threads.begin(); it != threads.end(); ++it) lists.push_back(count_list(it->second, scope, bounds));
+    Tally t;
+    t.iterations = iterations_;
+    std::vector<uint64_t> per_thread;
+    Over over;
+    bool fits = true;
+    int64_t vars[17] = {};
+    try {
+        for (const auto& list : lists) {
+            const uint64_t before = t.ops;
+            if (!count_block(list, 0, t, vars, over)) {
+                fits = false;
+                break;
+            }
+            per_thread.push_back(t.ops - before);
+        }
+    } catch (const Uncountable&) {
+        return;
+    }
+    // The memory estimate at the end (or where a cap is passed), with the interned tables at their bounds.
+    ProgramSize size = size_of(sc_.program);
+    size.ops = t.ops;
+    size.iter_indices = sat_add(size.iter_indices, t.entries);
+    size.names = sat_add(size.names, bounds.names);
+    size.locs = sat_add(size.locs, bounds.locs);
+    size.uses = sat_add(size.uses, bounds.uses);
+    const bool memory_fits = opts_.max_memory == 0 || estimated_run_bytes(size, opts_.run_bytes_per_op) <= opts_.max_memory;
+    if (!memory_fits) return;
+    if (!fits) {
+        if (over.ops) fail_op_cap(over.where);
+        fail_iteration_cap(over.where);
+    }
+    Program& pg = sc_.program;
+    pg.ops.reserve(t.ops);
+    for (size_t k = 0; k < per_thread.size(); ++k) pg.threads[k].ops.reserve(per_thread[k]);
+    pg.iter_indices.reserve(pg.iter_indices.size() + t.entries);
 }
 
 }  // namespace hetsim
