@@ -29,8 +29,8 @@
 #include <string>
 
 #include "frontend/scenario.hpp"
-#include "sim/error.hpp"
-#include "sim/program.hpp"
+#include "core/error.hpp"
+#include "core/program.hpp"
 
 // ------------------------------------------------------------------ heap accounting
 // Plain globals: the benchmarks are single-threaded, and atomics would tax every allocation of

@@ -565,8 +565,8 @@ std::string Lowerer::set_arg_of(const std::string& raw) const {
         if (a == std::string::npos) return "";
         t = t.substr(a, b - a + 1);
         if (t.size() > 3 && t.compare(0, 2, "${") == 0 && t.find('}') == t.size() - 1) t = t.substr(2, t.size() - 3);
-        for (const auto& lv : loop_vars_)
-            if (lv.first == t) return "";  // a loop variable hides the param
+        for (const auto& name : loop_names_)
+            if (name == t) return "";  // a loop variable hides the param
         auto it = params_.find(t);
         if (it == params_.end()) return "";
         if (!it->second.set_arg.empty()) return it->second.set_arg;
