@@ -213,7 +213,6 @@ void bench_um_prefetch_host(Ctx& c, json& out) {
     const double host_work_us = 3000;
     cudaStream_t s = c.s[0], s1 = c.s[1];
     const int dev = c.opt.device;
-    void* sink = c.dev(4096);
     EventPool ev(4);  // prefetch start/end in s, kernel start/end in s1
     const std::vector<std::string> cases = {"no_prefetch", "alone", "beside_kernel", "beside_kernel_host_work", "after_kernel_same_stream"};
     out["config"] = {
