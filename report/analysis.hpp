@@ -1,6 +1,9 @@
 // What a timeline says about overlap: busy time per resource, the parallelism evidence
 // (serial vs elapsed work, exposed sync waits, GPU active union) and the critical path.
 // Pure functions of (Program, Timeline); every report writer reads the same Analysis.
+// analyze() is linear in ops: one pass over the timeline folds each lane's phases into its
+// union as they come (phases of a lane arrive nearly in time order), then one sweep over the
+// merged blocks of all lanes gives the hidden time and the unions of the metrics.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -36,11 +39,11 @@ struct Metrics {
 
 struct CriticalStep {
     uint32_t op = 0;
+    uint32_t resource = 0;   // index into Analysis::resources of the lane it ran on: the engine
+                             // lane for GPU work on an engine, else its stream / host lane
     Phase phase = Phase::Host;
-    std::string lane;        // engine lane for GPU work on an engine, else stream / host lane
-    std::string kind;        // resource kind of `lane`
-    Time start, end;
     CauseKind cause = CauseKind::None;  // what released this step
+    Time start, end;
 };
 
 struct KindShare {
@@ -55,6 +58,9 @@ struct Analysis {
     Metrics metrics;
     std::vector<CriticalStep> critical_path;  // in time order, first step first
     std::vector<KindShare> critical_share;    // kinds in order of first appearance, "latency" last
+
+    const std::string& lane(const CriticalStep& s) const { return resources[s.resource].name; }
+    const std::string& kind(const CriticalStep& s) const { return resources[s.resource].kind; }
 };
 
 Analysis analyze(const Program& p, const Timeline& t);

@@ -133,8 +133,8 @@ json to_json(const Program& p, const Timeline& t, const Analysis& a) {
         steps.push_back({{"op", s.op},
                          {"name", s.op < p.ops.size() ? p.op_name(s.op) : std::string()},
                          {"phase", phase_name(s.phase)},
-                         {"lane", s.lane},
-                         {"kind", s.kind},
+                         {"lane", a.lane(s)},
+                         {"kind", a.kind(s)},
                          {"start_ns", ns_value(s.start)},
                          {"end_ns", ns_value(s.end)},
                          {"cause", to_string(s.cause)}});

@@ -33,15 +33,16 @@ struct Segment {
     size_t first = 0, last = 0;  // indices into the critical path
 };
 
-std::vector<Segment> merge_by_lane(const std::vector<CriticalStep>& path) {
+std::vector<Segment> merge_by_lane(const Analysis& a) {
     std::vector<Segment> segs;
+    const auto& path = a.critical_path;
     for (size_t i = 0; i < path.size(); ++i) {
         const CriticalStep& s = path[i];
-        if (!segs.empty() && segs.back().lane == s.lane) {
+        if (!segs.empty() && segs.back().lane == a.lane(s)) {
             segs.back().end = max(segs.back().end, s.end);
             segs.back().last = i;
         } else {
-            segs.push_back({s.lane, s.start, s.end, i, i});
+            segs.push_back({a.lane(s), s.start, s.end, i, i});
         }
     }
     return segs;
@@ -76,7 +77,7 @@ void write_evidence(std::ostream& os, const Analysis& a) {
 
 void write_critical_path(std::ostream& os, const Program& p, const Analysis& a) {
     const auto& path = a.critical_path;
-    std::vector<Segment> segs = merge_by_lane(path);
+    std::vector<Segment> segs = merge_by_lane(a);
     os << "critical path (" << path.size() << (path.size() == 1 ? " step, " : " steps, ") << segs.size()
        << (segs.size() == 1 ? " segment):\n" : " segments):\n");
     size_t wl = 4;

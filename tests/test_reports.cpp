@@ -168,12 +168,12 @@ TEST_CASE("report: copy then kernel: resources, evidence, critical path") {
     // The kernel and the sync both end at 16.002: the lower op index (the kernel) wins.
     REQUIRE(a.critical_path.size() == 4);
     const auto& cp = a.critical_path;
-    CHECK((cp[0].op == 0 && cp[0].phase == Phase::Host && cp[0].lane == "host:main"));
+    CHECK((cp[0].op == 0 && cp[0].phase == Phase::Host && a.lane(cp[0]) == "host:main"));
     CHECK((cp[0].start == Time{} && cp[0].end == Time::ms(2) && cp[0].cause == CauseKind::None));
     CHECK((cp[1].op == 1 && cp[1].phase == Phase::Host && cp[1].cause == CauseKind::ProgramOrder));
-    CHECK((cp[2].op == 1 && cp[2].phase == Phase::Gpu && cp[2].lane == "copy:h2d" && cp[2].kind == "copy_engine"));
+    CHECK((cp[2].op == 1 && cp[2].phase == Phase::Gpu && a.lane(cp[2]) == "copy:h2d" && a.kind(cp[2]) == "copy_engine"));
     CHECK(cp[2].cause == CauseKind::Submit);
-    CHECK((cp[3].op == 2 && cp[3].lane == "sm" && cp[3].start == Time::us(6002) && cp[3].end == Time::us(16002)));
+    CHECK((cp[3].op == 2 && a.lane(cp[3]) == "sm" && cp[3].start == Time::us(6002) && cp[3].end == Time::us(16002)));
     REQUIRE(a.critical_share.size() == 4);
     CHECK((a.critical_share[0].kind == "host_thread" && a.critical_share[0].time == Time::us(2002)));
     CHECK((a.critical_share[1].kind == "copy_engine" && a.critical_share[1].time == Time::ms(4)));
@@ -208,8 +208,8 @@ TEST_CASE("report: seed Q4 parallelism evidence") {
     CHECK(a.resources.size() == 5);
 
     REQUIRE(a.critical_path.size() == 5);
-    CHECK(a.critical_path[3].lane == "stream:s1");
-    CHECK(a.critical_path[3].kind == "stream");
+    CHECK(a.lane(a.critical_path[3]) == "stream:s1");
+    CHECK(a.kind(a.critical_path[3]) == "stream");
     CHECK(a.critical_path[4].cause == CauseKind::Event);
     REQUIRE(a.critical_share.size() == 4);
     CHECK((a.critical_share[0].kind == "host_thread" && a.critical_share[0].share == 0.55));
