@@ -249,9 +249,9 @@ void find_critical_path(const Program& p, const Timeline& t, const LaneIndex& li
     }
     if (back.empty()) return;
 
-    // Shares: each step counts from where the previous one ended (a sync's host phase overlaps
-    // the GPU work it waited for); time with no step running, from time zero on, is latency.
-    // Summed per resource, then per kind in order of first appearance.
+    // Shares: each step counts from where the previous one ended; time with no step running,
+    // from time zero on, is latency. Summed per resource, then per kind in order of first
+    // appearance.
     std::vector<int64_t> on(a.resources.size(), 0);
     std::vector<uint32_t> order;  // resources in order of first appearance on the path
     std::vector<bool> listed(a.resources.size(), false);
@@ -278,11 +278,15 @@ void find_critical_path(const Program& p, const Timeline& t, const LaneIndex& li
             s.start = r.gpu_start;
             s.end = r.gpu_end;
         }
+        // On the path from where the step before it ended: a sync's host phase began long before
+        // the GPU work it waited for ended. Steps never overlap and follow each other in time.
         const int64_t st = s.start.ps(), en = s.end.ps();
         if (st > prev_end) latency += st - prev_end;
         const int64_t from = std::max(st, prev_end);
         if (en > from) on[s.resource] += en - from;
         if (!listed[s.resource]) listed[s.resource] = true, order.push_back(s.resource);
+        s.start = Time::ps(from);
+        s.end = Time::ps(std::max(en, from));
         prev_end = std::max(prev_end, en);
     }
     std::vector<KindShare> shares;

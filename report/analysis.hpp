@@ -43,6 +43,9 @@ struct CriticalStep {
                              // lane for GPU work on an engine, else its stream / host lane
     Phase phase = Phase::Host;
     CauseKind cause = CauseKind::None;  // what released this step
+    // The part of the phase on the path: from the end of the step before it (its last
+    // dependency) to the phase's end; empty at that point when the phase ended earlier. Steps
+    // never overlap: each starts at or after the previous one's end.
     Time start, end;
 };
 

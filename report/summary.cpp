@@ -9,6 +9,7 @@ namespace hetsim::report {
 namespace {
 
 constexpr size_t kMaxPathLines = 12;
+constexpr size_t kMaxPathOps = 4;  // ops named per segment line; "and N more" after them
 
 std::string pad(std::string s, size_t width) {
     if (s.size() < width) s.append(width - s.size(), ' ');
@@ -28,7 +29,7 @@ std::string fixed3(double v) {
 }
 
 struct Segment {
-    std::string lane;
+    uint32_t resource;
     Time start, end;
     size_t first = 0, last = 0;  // indices into the critical path
 };
@@ -38,11 +39,11 @@ std::vector<Segment> merge_by_lane(const Analysis& a) {
     const auto& path = a.critical_path;
     for (size_t i = 0; i < path.size(); ++i) {
         const CriticalStep& s = path[i];
-        if (!segs.empty() && segs.back().lane == a.lane(s)) {
+        if (!segs.empty() && segs.back().resource == s.resource) {
             segs.back().end = max(segs.back().end, s.end);
             segs.back().last = i;
         } else {
-            segs.push_back({a.lane(s), s.start, s.end, i, i});
+            segs.push_back({s.resource, s.start, s.end, i, i});
         }
     }
     return segs;
@@ -81,7 +82,7 @@ void write_critical_path(std::ostream& os, const Program& p, const Analysis& a) 
     os << "critical path (" << path.size() << (path.size() == 1 ? " step, " : " steps, ") << segs.size()
        << (segs.size() == 1 ? " segment):\n" : " segments):\n");
     size_t wl = 4;
-    for (const Segment& s : segs) wl = std::max(wl, s.lane.size());
+    for (size_t i = 0; i < segs.size() && i < kMaxPathLines; ++i) wl = std::max(wl, a.resources[segs[i].resource].name.size());
     auto name = [&](size_t step) {
         uint32_t op = path[step].op;
         if (op < p.ops.size()) return p.op_name(op);
@@ -91,10 +92,13 @@ void write_critical_path(std::ostream& os, const Program& p, const Analysis& a) 
     for (size_t i = 0; i < segs.size() && i < kMaxPathLines; ++i) {
         const Segment& s = segs[i];
         size_t n = s.last - s.first + 1;
-        os << "  " << pad(s.lane, wl) << "  " << format_time(s.start) << " - " << format_time(s.end) << "  " << n
-           << (n == 1 ? " op (" : " ops (") << name(s.first);
-        if (n > 1) os << " .. " << name(s.last);
-        os << ")\n";
+        os << "  " << pad(a.resources[s.resource].name, wl) << "  " << format_time(s.start) << " - " << format_time(s.end) << "  " << n
+           << (n == 1 ? " op: " : " ops: ");
+        // Every op of the segment, or the first few of a long one and how many more.
+        const size_t shown = n <= kMaxPathOps + 1 ? n : kMaxPathOps;
+        for (size_t k = 0; k < shown; ++k) os << (k ? ", " : "") << name(s.first + k);
+        if (shown < n) os << " and " << n - shown << " more";
+        os << "\n";
     }
     if (segs.size() > kMaxPathLines) os << "  ... " << segs.size() - kMaxPathLines << " more segments\n";
     if (a.critical_share.empty()) return;

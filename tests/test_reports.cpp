@@ -217,6 +217,49 @@ TEST_CASE("report: seed Q4 parallelism evidence") {
     CHECK((a.critical_share[2].kind == "sm" && a.critical_share[2].share == 0.45));
 }
 
+TEST_CASE("report: critical path steps start at their last dependency's end and never overlap") {
+    Built b = copy_then_kernel();
+    b.t.ops[3].host_end = Time::us(16010);  // the sync returns 8 us after the kernel it waited for
+    b.t.ops[3].host_cause = by(2, Phase::Gpu, CauseKind::Sync);
+    b.t.end_to_end = Time::us(16010);
+    Analysis a = analyze(b.p, b.t);
+    REQUIRE(a.critical_path.size() == 5);
+    const CriticalStep& sync = a.critical_path.back();
+    CHECK((sync.op == 3 && sync.phase == Phase::Host && sync.cause == CauseKind::Sync));
+    CHECK(sync.start == Time::us(16002));  // not its own start, 2.004 ms: it only waited until then
+    CHECK(sync.end == Time::us(16010));
+    for (size_t i = 1; i < a.critical_path.size(); ++i) {
+        INFO("step " << i);
+        CHECK(a.critical_path[i].start >= a.critical_path[i - 1].end);
+        CHECK(a.critical_path[i].end >= a.critical_path[i].start);
+    }
+    // A GPU phase that ended before the step before it (a pageable copy's DMA under its host
+    // staging) is on the path for no time, where that step ended.
+    b.t.ops[1].host_end = Time::us(6500);
+    b.t.ops[1].gpu_cause = by(1, Phase::Host, CauseKind::Submit);
+    b.t.ops[2].gpu_start = Time::us(6500);
+    b.t.ops[2].gpu_cause = by(1, Phase::Gpu, CauseKind::StreamOrder);
+    Analysis c = analyze(b.p, b.t);
+    REQUIRE(c.critical_path.size() == 5);
+    CHECK((c.critical_path[2].op == 1 && c.critical_path[2].phase == Phase::Gpu));
+    CHECK((c.critical_path[2].start == Time::us(6500) && c.critical_path[2].end == Time::us(6500)));
+    CHECK(c.critical_path[3].start == Time::us(6500));
+
+    std::string s = to_string_with([&](std::ostream& os) { write_summary(os, b.p, b.t, a); });
+    CHECK_THAT(s, Contains("  host:main  16.002 ms - 16.010 ms  1 op: sync\n"));
+
+    // A long segment names its first ops and says how many more it holds.
+    Built h;
+    h.p.threads = {{"main", {}}};
+    for (int i = 0; i < 10; ++i) {
+        uint32_t k = h.add(OpKind::HostWork, 0, kNone, "work" + std::to_string(i));
+        h.host(k, Time::ms(i), Time::ms(i + 1), i ? by(static_cast<int32_t>(k) - 1, Phase::Host, CauseKind::ProgramOrder) : kStart);
+    }
+    h.t.end_to_end = Time::ms(10);
+    std::string s2 = to_string_with([&](std::ostream& os) { write_summary(os, h.p, h.t, analyze(h.p, h.t)); });
+    CHECK_THAT(s2, Contains("  host:main  0.000 ns - 10.000 ms  10 ops: work0, work1, work2, work3 and 6 more\n"));
+}
+
 TEST_CASE("report: critical path survives a cause cycle") {
     Built b = copy_then_kernel();
     b.t.ops[0].host_cause = by(3, Phase::Host, CauseKind::ProgramOrder);
@@ -239,9 +282,9 @@ TEST_CASE("report: summary text") {
     CHECK_THAT(s, Contains("  exposed sync wait:  13.998 ms (87.5% of elapsed)\n"));
     CHECK_THAT(s, Contains("  GPU active union:   14.000 ms (87.5% of elapsed"));
     CHECK_THAT(s, Contains("critical path (4 steps, 3 segments):\n"
-                           "  host:main  0.000 ns - 2.002 ms  2 ops (prep .. copy_in)\n"
-                           "  copy:h2d   2.002 ms - 6.002 ms  1 op (copy_in)\n"
-                           "  sm         6.002 ms - 16.002 ms  1 op (kern)\n"));
+                           "  host:main  0.000 ns - 2.002 ms  2 ops: prep, copy_in\n"
+                           "  copy:h2d   2.002 ms - 6.002 ms  1 op: copy_in\n"
+                           "  sm         6.002 ms - 16.002 ms  1 op: kern\n"));
     CHECK_THAT(s, Contains("  copy_engine  25.0%   4.000 ms\n"));
     CHECK_THAT(s, Contains("\nwarning: buffer x is never read\n"));
 
