@@ -92,6 +92,7 @@ private:
 
 // Categories of work for "hidden behind": a phase is hidden where work of another category runs.
 enum Cat { kHost, kStreamOnly, kCopy, kSm, kDevCopy, kCats };
+constexpr int kSyncWait = kCats;  // sweep source of host sync waits: not work, not a category
 const char* const kCatKind[kCats] = {"host_thread", "stream", "copy_engine", "sm", "device_copy"};
 
 Cat gpu_cat(Engine e) {
@@ -121,6 +122,7 @@ struct LaneIndex {
 struct Lane {
     Union all;                 // category lanes (host threads, engines), and streams not sequential
     Union stream_only;         // streams: GPU phases on no engine (their category's union)
+    Union sync;                // host threads: the sync waits (the end of a blocking call's phase)
     bool used = false;
     bool sequential = true;    // streams: every phase started at or after the previous one ended
     int64_t seq_end = INT64_MIN, seq_busy = 0;  // streams while sequential: last end, sum of lengths
@@ -155,6 +157,8 @@ struct Source {
 struct SweepResult {
     std::vector<Iv> multi;   // where 2+ categories are busy at once, sorted
     int64_t gpu_union = 0;   // time any GPU category was busy
+    int64_t any_union = 0;   // time any category was busy
+    int64_t sync_union = 0;  // time any host thread waited for the GPU
 };
 
 // One pass over the category lists in time order. Where two or more categories are busy at
@@ -178,7 +182,7 @@ SweepResult sweep(const std::vector<Source>& sources, std::vector<Lane>& lanes) 
     for (const Source& s : sources)
         if (!s.blocks->empty())
             cur.push_back({s.blocks->data(), s.blocks->data() + s.blocks->size(), s.blocks->front().first, 0, s.lane, s.cat, false});
-    int busy[kCats] = {};
+    int busy[kCats + 1] = {};  // busy sources per category, and waiting host threads
     int cats = 0, gpu_cats = 0;
     int64_t prev = 0, multi_len = 0;
     const size_t n = cur.size();
@@ -197,17 +201,20 @@ SweepResult sweep(const std::vector<Source>& sources, std::vector<Lane>& lanes) 
                 else out.multi.push_back({prev, t});
             }
             if (gpu_cats > 0) out.gpu_union += t - prev;
+            if (cats > 0) out.any_union += t - prev;
+            if (busy[kSyncWait] > 0) out.sync_union += t - prev;
             prev = t;
         }
         int& b = busy[c.cat];
+        const int counts = c.cat != kSyncWait;
         if (!c.inside) {
             c.mark = multi_len;
-            if (b++ == 0) ++cats, gpu_cats += c.cat != kHost;
+            if (b++ == 0) cats += counts, gpu_cats += counts && c.cat != kHost;
             c.inside = true;
             c.next = c.at->second;
         } else {
             if (c.lane >= 0) lanes[static_cast<size_t>(c.lane)].hidden += multi_len - c.mark;
-            if (--b == 0) --cats, gpu_cats -= c.cat != kHost;
+            if (--b == 0) cats -= counts, gpu_cats -= counts && c.cat != kHost;
             c.inside = false;
             c.next = ++c.at < c.end ? c.at->first : kDone;
         }
@@ -362,11 +369,11 @@ Analysis analyze(const Program& p, const Timeline& t) {
         if (r.has_gpu() && r.gpu_end > last_end) last_end = r.gpu_end, last_op = static_cast<int32_t>(i), last_phase = Phase::Gpu;
         if (r.has_host() && r.host_end > last_end) last_end = r.host_end, last_op = static_cast<int32_t>(i), last_phase = Phase::Host;
         m.serial += r.own_time();
-        m.exposed_sync += r.sync_wait;
         if (r.has_host()) {
             Lane& l = lanes[li.host(op ? op->thread : kNone)];
             l.used = true;
             l.all.add(r.host_start.ps(), (r.host_end - r.sync_wait).ps());
+            if (r.sync_wait > Time{}) l.sync.add((r.host_end - r.sync_wait).ps(), r.host_end.ps());
         }
         if (r.has_gpu()) {
             const int64_t s = r.gpu_start.ps(), e = r.gpu_end.ps();
@@ -398,7 +405,10 @@ Analysis analyze(const Program& p, const Timeline& t) {
     for (size_t k = 0; k < lanes.size(); ++k) {
         if (!lanes[k].used) continue;
         const int32_t lane = static_cast<int32_t>(k);
-        if (k < first_stream) src.push_back({&lanes[k].all.blocks(), lane, kHost});
+        if (k < first_stream) {
+            src.push_back({&lanes[k].all.blocks(), lane, kHost});
+            src.push_back({&lanes[k].sync.blocks(), -1, kSyncWait});
+        }
         else if (k < first_engine) src.push_back({&lanes[k].stream_only.blocks(), -1, kStreamOnly});
         else src.push_back({&lanes[k].all.blocks(), lane, gpu_cat(static_cast<Engine>(k - first_engine))});
     }
@@ -462,7 +472,11 @@ Analysis analyze(const Program& p, const Timeline& t) {
 
     m.elapsed = t.end_to_end;
     m.speedup = ratio(m.serial, m.elapsed);
-    m.hidden = m.serial - m.elapsed;
+    m.busy_union = Time::ps(sw.any_union);
+    // Each op's own work is the union of its phases (OpRecord::own_time), so the sum is never
+    // below the union over all ops; max() only guards a malformed timeline.
+    m.hidden = max(m.serial - m.busy_union, Time{});
+    m.exposed_sync = Time::ps(sw.sync_union);
     m.gpu_active_union = Time::ps(sw.gpu_union);
     m.gpu_active_fraction = ratio(m.gpu_active_union, m.elapsed);
     m.exposed_sync_fraction = ratio(m.exposed_sync, m.elapsed);

@@ -25,16 +25,21 @@ struct Resource {
 };
 
 // The seed's parallelism evidence (Q4). The GPU active fraction is time coverage,
-// not SM, bandwidth or instruction utilisation.
+// not SM, bandwidth or instruction utilisation. Every metric is a length of time within
+// [0, elapsed] except serial and hidden (which can exceed elapsed) and speedup; none is negative.
+// elapsed = serial - hidden + (elapsed - busy_union), the last term the time nothing ran.
 struct Metrics {
     Time serial;            // sum of OpRecord::own_time(): the same work done one thing at a time
     Time elapsed;           // end-to-end time of the timeline
     double speedup = 0;     // serial / elapsed (0 when elapsed is 0)
-    Time hidden;            // serial - elapsed; negative when overlap did not pay off
-    Time exposed_sync;      // sum of host sync waits
+    Time busy_union;        // time any op was doing its own work: the union of every host phase
+                            // (sync waits excluded) and every GPU phase
+    Time hidden;            // serial - busy_union: work done while other work ran (>= 0)
+    Time exposed_sync;      // time at least one host thread waited for the GPU (union of the
+                            // sync waits over threads, so at most elapsed)
     Time gpu_active_union;  // length of the union of all GPU phases
     double gpu_active_fraction = 0;
-    double exposed_sync_fraction = 0;
+    double exposed_sync_fraction = 0;  // exposed_sync / elapsed, in [0, 1]
 };
 
 struct CriticalStep {

@@ -108,6 +108,7 @@ json metrics_json(const Metrics& m) {
     return {{"serial_ns", ns_value(m.serial)},
             {"elapsed_ns", ns_value(m.elapsed)},
             {"speedup", m.speedup},
+            {"busy_union_ns", ns_value(m.busy_union)},
             {"hidden_ns", ns_value(m.hidden)},
             {"exposed_sync_ns", ns_value(m.exposed_sync)},
             {"gpu_active_union_ns", ns_value(m.gpu_active_union)},

@@ -22,6 +22,8 @@ std::string percent(double f) {
     return buf;
 }
 
+double ratio_of(Time a, Time b) { return b.ps() > 0 ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0; }
+
 std::string fixed3(double v) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.3f", v);
@@ -69,9 +71,11 @@ void write_evidence(std::ostream& os, const Analysis& a) {
     os << "  serial work:        " << format_time(m.serial) << "\n";
     os << "  elapsed:            " << format_time(m.elapsed) << "\n";
     os << "  speedup:            " << fixed3(m.speedup) << "x\n";
-    os << "  hidden by overlap:  " << format_time(m.hidden) << "\n";
-    os << "  exposed sync wait:  " << format_time(m.exposed_sync) << " (" << percent(m.exposed_sync_fraction)
+    os << "  any work running:   " << format_time(m.busy_union) << " (" << percent(ratio_of(m.busy_union, m.elapsed))
        << " of elapsed)\n";
+    os << "  hidden by overlap:  " << format_time(m.hidden) << " (serial work - any work running)\n";
+    os << "  exposed sync wait:  " << format_time(m.exposed_sync) << " (" << percent(m.exposed_sync_fraction)
+       << " of elapsed; some host thread blocked on the GPU)\n";
     os << "  GPU active union:   " << format_time(m.gpu_active_union) << " (" << percent(m.gpu_active_fraction)
        << " of elapsed; time coverage, not hardware utilisation)\n";
 }

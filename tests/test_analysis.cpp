@@ -55,7 +55,7 @@ Ivs intersect(const Ivs& a, const Ivs& b) {
 
 struct Reference {
     std::map<std::string, std::pair<int64_t, int64_t>> busy_hidden;  // by resource name
-    int64_t gpu_union = 0;
+    int64_t gpu_union = 0, busy_union = 0, sync_union = 0;
 };
 
 // Categories as report/analysis.cpp defines them: host, GPU work on no engine, copies, SMs,
@@ -73,17 +73,22 @@ int category(const OpRecord& r, Phase ph) {
 
 Reference reference(const Program& p, const Timeline& t) {
     std::map<std::string, std::map<int, Ivs>> lanes;  // lane -> category -> intervals
-    Ivs gpu;
+    Ivs gpu, any, sync;
     for (uint32_t i = 0; i < t.ops.size(); ++i) {
         const OpRecord& r = t.ops[i];
         const int32_t th = i < p.ops.size() ? p.ops[i].thread : kNone;
         const int32_t st = i < p.ops.size() ? p.ops[i].stream : kNone;
-        if (r.has_host()) lanes[report::host_lane(p, th)][0].push_back({r.host_start.ps(), (r.host_end - r.sync_wait).ps()});
+        if (r.has_host()) {
+            lanes[report::host_lane(p, th)][0].push_back({r.host_start.ps(), (r.host_end - r.sync_wait).ps()});
+            any.push_back({r.host_start.ps(), (r.host_end - r.sync_wait).ps()});
+            sync.push_back({(r.host_end - r.sync_wait).ps(), r.host_end.ps()});
+        }
         if (r.has_gpu()) {
             Iv iv{r.gpu_start.ps(), r.gpu_end.ps()};
             lanes[report::stream_lane(p, st)][category(r, Phase::Gpu)].push_back(iv);
             if (r.engine != Engine::None) lanes[report::engine_lane(r.engine)][category(r, Phase::Gpu)].push_back(iv);
             gpu.push_back(iv);
+            any.push_back(iv);
         }
     }
     Ivs cat[5];
@@ -102,6 +107,8 @@ Reference reference(const Program& p, const Timeline& t) {
         ref.busy_hidden[name] = {length(all), length(hidden)};
     }
     ref.gpu_union = length(normalize(gpu));
+    ref.busy_union = length(normalize(any));
+    ref.sync_union = length(normalize(sync));
     return ref;
 }
 
@@ -123,7 +130,17 @@ void check_against_reference(const Program& p, const Timeline& t) {
         INFO("lane " << name);
         CHECK(std::any_of(a.resources.begin(), a.resources.end(), [&](const report::Resource& r) { return r.name == name; }));
     }
-    CHECK(a.metrics.gpu_active_union.ps() == ref.gpu_union);
+    const report::Metrics& m = a.metrics;
+    CHECK(m.gpu_active_union.ps() == ref.gpu_union);
+    CHECK(m.busy_union.ps() == ref.busy_union);
+    CHECK(m.exposed_sync.ps() == ref.sync_union);
+    // The definitions keep every metric in range (README, "Overlap metrics").
+    CHECK(m.hidden >= Time{});
+    CHECK(m.hidden == m.serial - m.busy_union);
+    CHECK(m.busy_union <= m.elapsed);
+    CHECK(m.exposed_sync <= m.elapsed);
+    CHECK(m.gpu_active_union <= m.busy_union);
+    CHECK((m.exposed_sync_fraction >= 0 && m.exposed_sync_fraction <= 1));
 }
 
 }  // namespace
@@ -169,6 +186,7 @@ TEST_CASE("analysis: phases out of order, overlapping on a stream, repeated or e
                 r.host_start = Time::ps(s);
                 r.host_end = Time::ps(s + len);
                 r.sync_wait = Time::ps(rng() % 3 == 0 ? static_cast<int64_t>(rng() % (len + 1)) : 0);
+                t.end_to_end = max(t.end_to_end, r.host_end);
             }
             if (rng() % 5 != 0) {
                 const int64_t s = base + static_cast<int64_t>(rng() % 300), len = static_cast<int64_t>(rng() % 600);

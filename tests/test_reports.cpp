@@ -15,6 +15,7 @@
 #include "report/output_file.hpp"
 #include "report/summary.hpp"
 #include "sim/error.hpp"
+#include "cli_util.hpp"
 
 using namespace hetsim;
 using namespace hetsim::report;
@@ -260,6 +261,39 @@ TEST_CASE("report: critical path steps start at their last dependency's end and 
     CHECK_THAT(s2, Contains("  host:main  0.000 ns - 10.000 ms  10 ops: work0, work1, work2, work3 and 6 more\n"));
 }
 
+TEST_CASE("report: hidden by overlap is never negative, exposed sync never past elapsed") {
+    // Scenarios that printed "hidden by overlap: -5.898 ms" (serial - elapsed, with the host
+    // idle between blocking calls) and "exposed sync wait ... 273.4% of elapsed" (sync waits
+    // summed over four threads waiting at once).
+    for (const char* f : {"scenarios/examples/blocking_sync.yaml", "scenarios/examples/cuda_graph.yaml",
+                          "scenarios/seeds/pinned_vs_pageable.yaml", "scenarios/validation/22_two_threads_loaders.yaml",
+                          "scenarios/validation/24_four_threads_per_thread_stream.yaml"}) {
+        INFO(f);
+        hetsim_test::Cli r = hetsim_test::cli(std::string("run ") + f);
+        REQUIRE(r.exit_code == 0);
+        CHECK_THAT(r.out, !Contains("hidden by overlap:  -"));
+        const size_t at = r.out.find("exposed sync wait:");
+        REQUIRE(at != std::string::npos);
+        const size_t open = r.out.find('(', at);
+        CHECK(std::stod(r.out.substr(open + 1)) <= 100.0);
+        json j = json::parse(hetsim_test::cli(std::string("run ") + f + " --format json").out);
+        const json& m = j["metrics"];
+        CHECK(m["hidden_ns"].get<double>() >= 0);
+        CHECK(m["exposed_sync_ns"].get<double>() <= m["elapsed_ns"].get<double>());
+        CHECK(m["busy_union_ns"].get<double>() <= m["elapsed_ns"].get<double>());
+        CHECK(m["hidden_ns"].get<double>() ==
+              Approx(m["serial_ns"].get<double>() - m["busy_union_ns"].get<double>()).margin(0.002));
+    }
+    // Two threads waiting at once count once.
+    Built b = seed_q4();
+    b.t.ops[0].sync_wait = Time::us(500);  // main's launch of A waits 0.5-1 ms
+    b.t.ops[4].host_start = Time{};        // the worker's host work starts at 0 and waits 0.2-1 ms
+    b.t.ops[4].sync_wait = Time::us(800);
+    b.t.ops[4].host_end = Time::ms(1);
+    Analysis a = analyze(b.p, b.t);
+    CHECK(a.metrics.exposed_sync == Time::ms(1) + Time::us(800));  // 0.2-1 ms, and 10-11 ms
+}
+
 TEST_CASE("report: critical path survives a cause cycle") {
     Built b = copy_then_kernel();
     b.t.ops[0].host_cause = by(3, Phase::Host, CauseKind::ProgramOrder);
@@ -279,7 +313,9 @@ TEST_CASE("report: summary text") {
     CHECK_THAT(s, Contains("  copy:h2d   copy_engine  4.000 ms      25.0%    2.000 us\n"));
     CHECK_THAT(s, Contains("  serial work:        16.004 ms\n"));
     CHECK_THAT(s, Contains("  speedup:            1.000x\n"));
-    CHECK_THAT(s, Contains("  exposed sync wait:  13.998 ms (87.5% of elapsed)\n"));
+    CHECK_THAT(s, Contains("  any work running:   16.002 ms (100.0% of elapsed)\n"));
+    CHECK_THAT(s, Contains("  hidden by overlap:  2.000 us (serial work - any work running)\n"));
+    CHECK_THAT(s, Contains("  exposed sync wait:  13.998 ms (87.5% of elapsed; some host thread blocked on the GPU)\n"));
     CHECK_THAT(s, Contains("  GPU active union:   14.000 ms (87.5% of elapsed"));
     CHECK_THAT(s, Contains("critical path (4 steps, 3 segments):\n"
                            "  host:main  0.000 ns - 2.002 ms  2 ops: prep, copy_in\n"
@@ -315,6 +351,7 @@ TEST_CASE("report: JSON report and its inverse") {
     CHECK(m["serial_ns"] == 16004000);
     CHECK(m["elapsed_ns"] == 16002000);
     CHECK(m["hidden_ns"] == 2000);
+    CHECK(m["busy_union_ns"] == 16002000);
     CHECK(m["exposed_sync_ns"] == 13998000);
     CHECK(m["gpu_active_union_ns"] == 14000000);
     CHECK(m["speedup"].get<double>() == frac(16004, 16002));
