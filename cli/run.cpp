@@ -124,7 +124,11 @@ int run_main(const std::vector<std::string>& args) {
 int graph_main(const std::vector<std::string>& args) {
     Common c;
     std::string out;
-    po::options_description d("graph options");
+    // --help says how to draw it: Graphviz's dot is not part of hetsim.
+    po::options_description d(
+        "Draw the graph with Graphviz: hetsim graph FILE | dot -Tsvg > graph.svg\n"
+        "(Debian package graphviz; the ./hetsim launcher installs it with its other packages)\n\n"
+        "graph options");
     d.add_options()("help,h", "show this help")("output,o", po::value(&out), "write the DOT graph to this file instead of stdout");
     add_common(d, c);
     po::variables_map vm;
