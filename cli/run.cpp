@@ -13,6 +13,7 @@
 #include "report/output_file.hpp"
 #include "sim/program_json.hpp"
 #include "report/summary.hpp"
+#include "report/svg_timeline.hpp"
 #include "sim/engine.hpp"
 #include "sim/graph.hpp"
 
@@ -80,13 +81,14 @@ LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops,
 
 int run_main(const std::vector<std::string>& args) {
     Common c;
-    std::string format = "text", trace, csv, json_out, time_limit;
+    std::string format = "text", trace, csv, json_out, time_limit, svg;
     po::options_description d("run options");
     d.add_options()("help,h", "show this help")
         ("format", po::value(&format)->default_value("text"), "text or json (printed to stdout)")
         ("trace", po::value(&trace), "write a Chrome trace (open it in Perfetto) to this file")
         ("csv", po::value(&csv), "write one CSV row per op to this file")
         ("json", po::value(&json_out), "write the JSON report to this file")
+        ("svg", po::value(&svg), "write the timeline as SVG: a row per host thread, stream and engine, the critical path marked")
         ("time-limit", po::value(&time_limit), "stop with an error past this simulated time, e.g. 10s");
     add_common(d, c);
     po::variables_map vm;
@@ -116,6 +118,14 @@ int run_main(const std::vector<std::string>& args) {
     if (!csv.empty())
         report::write_file_atomic(csv, report::to_string_with([&](std::ostream& o) { report::write_csv(o, sc.program, tl); }));
     if (!json_out.empty()) report::write_file_atomic(json_out, json_text + "\n");
+    if (!svg.empty()) {
+        report::SvgOptions so;
+        so.engine_lanes = true;
+        const std::string title = sc.name + ": end to end " + report::format_time(an.end_to_end);
+        report::write_file_atomic(svg, report::to_string_with([&](std::ostream& o) {
+            report::write_svg_timelines(o, sc.program, {{"Simulated", &tl, &an}}, title, so);
+        }));
+    }
     if (format == "json") std::cout << json_text << "\n";
     else report::write_summary(std::cout, sc.program, tl, an);
     return 0;

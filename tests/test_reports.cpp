@@ -14,6 +14,7 @@
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
 #include "report/summary.hpp"
+#include "report/svg_timeline.hpp"
 #include "sim/error.hpp"
 #include "cli_util.hpp"
 
@@ -337,6 +338,57 @@ TEST_CASE("report: summary text") {
     std::string s2 = to_string_with([&](std::ostream& os) { write_summary(os, c.p, c.t, analyze(c.p, c.t)); });
     CHECK_THAT(s2, Contains("critical path (40 steps, 40 segments):\n"));
     CHECK_THAT(s2, Contains("  ... 28 more segments\n"));
+}
+
+namespace {
+size_t occurrences(const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + what.size())) ++n;
+    return n;
+}
+}  // namespace
+
+TEST_CASE("report: SVG timeline with engine rows, tooltips and the critical path") {
+    Built b = copy_then_kernel();
+    Analysis a = analyze(b.p, b.t);
+    SvgOptions o;
+    o.engine_lanes = true;
+    std::string s = to_string_with([&](std::ostream& os) { write_svg_timelines(os, b.p, {{"Simulated", &b.t, &a}}, "t", o); });
+    CHECK(s.rfind("<?xml", 0) == 0);
+    CHECK_THAT(s, Contains(">critical path</text>") && Contains(">host:main</text>") && Contains(">stream:s</text>") &&
+                      Contains(">copy:h2d</text>") && Contains(">sm</text>"));
+    // 4 host phases, 2 GPU phases on the stream and again on their engines.
+    CHECK(occurrences(s, "<rect class=\"op host") == 4);
+    CHECK(occurrences(s, "<rect class=\"op gpu") == 4);
+    CHECK(occurrences(s, "<rect class=\"op crit") == a.critical_path.size());
+    CHECK(occurrences(s, "<rect class=\"crit-outline\"") == a.critical_path.size());
+    // The tooltip: name, kind, phase, lane, start, end, duration and cause.
+    CHECK_THAT(s, Contains("<title>kern (kernel, gpu) sm: 6.002 ms .. 16.002 ms (10.000 ms); cause: stream order after "
+                           "copy_in (gpu)</title>"));
+    CHECK_THAT(s, Contains("<title>prep (host, host) host:main: 0.000 ns .. 2.000 ms (2.000 ms); cause: start</title>"));
+    // Past max_phase_rects: each lane as its busy share per pixel column, no rect per phase.
+    o.max_phase_rects = 3;
+    std::string d = to_string_with([&](std::ostream& os) { write_svg_timelines(os, b.p, {{"Simulated", &b.t, &a}}, "t", o); });
+    CHECK(occurrences(d, "<rect class=\"op host") == 0);
+    CHECK(occurrences(d, "<rect class=\"busy ") >= 4);
+    CHECK_THAT(d, Contains("each lane shows its busy share per pixel column"));
+    // Without an analysis or engine rows: the compare layout (host threads and streams only).
+    std::string c = to_string_with([&](std::ostream& os) { write_svg_timelines(os, b.p, {{"Simulated", &b.t}}, "t"); });
+    CHECK_THAT(c, !Contains(">critical path</text>") && !Contains(">sm</text>"));
+    CHECK(occurrences(c, "<rect class=\"op gpu") == 2);
+}
+
+TEST_CASE("report: hetsim run --svg draws the timeline") {
+    const std::string out = (std::filesystem::temp_directory_path() / ("hetsim-run-svg-" + std::to_string(::getpid()) + ".svg")).string();
+    hetsim_test::Cli r = hetsim_test::cli("run scenarios/seeds/double_buffer.yaml --svg '" + out + "'");
+    REQUIRE(r.exit_code == 0);
+    const std::string s = hetsim_test::slurp(out);
+    std::filesystem::remove(out);
+    CHECK(s.rfind("<?xml", 0) == 0);
+    CHECK_THAT(s, Contains("double buffering (seed loop): end to end ") && Contains(">critical path</text>") &&
+                      Contains(">copy:h2d</text>"));
+    CHECK(occurrences(s, "<rect class=\"op crit") == 47);  // the 47 steps of its critical path
+    CHECK(s.substr(s.size() - 7) == "</svg>\n");
 }
 
 TEST_CASE("report: JSON report and its inverse") {
