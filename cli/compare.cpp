@@ -9,6 +9,7 @@
 #include "frontend/scenario.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/compare.hpp"
+#include "report/html_report.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
 #include "report/svg_timeline.hpp"
@@ -24,7 +25,7 @@ namespace {
 const char* kCompareUsage = "usage: hetsim compare SCENARIO.yaml MEASURED.json [options]";
 
 struct CompareArgs {
-    std::string scenario, measured, format = "text", trace, svg, max_memory;
+    std::string scenario, measured, format = "text", trace, svg, html, max_memory;
     std::vector<std::string> sets;
     uint64_t max_ops = 20'000'000;
     double max_error = -1;  // < 0: no check
@@ -43,6 +44,7 @@ int compare_main(const std::vector<std::string>& args) {
         ("max-error", po::value<double>(), "exit 1 when |end-to-end error| exceeds this many percent (against the median of the uninstrumented runs, as hetsim validate judges, where the file has them)")
         ("trace", po::value(&a.trace), "write a Chrome trace with both timelines (simulated pids 1/2, measured 3/4)")
         ("svg", po::value(&a.svg), "write an SVG of both timelines on one time axis")
+        ("report", po::value(&a.html), "write a self-contained HTML report: both timelines, metrics side by side, per-op errors")
         ("format", po::value(&a.format)->default_value("text"), "text or json (printed to stdout)")
         ("top", po::value(&a.top)->default_value(a.top), "how many of the largest per-op errors to list");
     po::options_description all;
@@ -98,6 +100,10 @@ int compare_main(const std::vector<std::string>& args) {
             report::write_svg_timelines(o, sc.program, {{"Simulated", &simulated}, {"Measured", &measured}}, title);
         }));
     }
+    if (!a.html.empty())
+        report::write_file_atomic(a.html, report::to_string_with([&](std::ostream& o) {
+            report::write_html_comparison(o, sc.program, simulated, measured, c, sc.name, a.scenario, a.measured);
+        }));
     if (a.format == "json")
         std::cout << report::dump_json(report::comparison_to_json(sc.program, c, a.scenario, a.measured)) << "\n";
     else

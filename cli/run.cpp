@@ -9,6 +9,7 @@
 #include "report/analysis.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/csv_report.hpp"
+#include "report/html_report.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
 #include "sim/program_json.hpp"
@@ -81,7 +82,7 @@ LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops,
 
 int run_main(const std::vector<std::string>& args) {
     Common c;
-    std::string format = "text", trace, csv, json_out, time_limit, svg;
+    std::string format = "text", trace, csv, json_out, time_limit, svg, html;
     po::options_description d("run options");
     d.add_options()("help,h", "show this help")
         ("format", po::value(&format)->default_value("text"), "text or json (printed to stdout)")
@@ -89,6 +90,7 @@ int run_main(const std::vector<std::string>& args) {
         ("csv", po::value(&csv), "write one CSV row per op to this file")
         ("json", po::value(&json_out), "write the JSON report to this file")
         ("svg", po::value(&svg), "write the timeline as SVG: a row per host thread, stream and engine, the critical path marked")
+        ("report", po::value(&html), "write a self-contained HTML report (timeline with tooltips, critical path, resources, metrics, warnings)")
         ("time-limit", po::value(&time_limit), "stop with an error past this simulated time, e.g. 10s");
     add_common(d, c);
     po::variables_map vm;
@@ -126,6 +128,10 @@ int run_main(const std::vector<std::string>& args) {
             report::write_svg_timelines(o, sc.program, {{"Simulated", &tl, &an}}, title, so);
         }));
     }
+    if (!html.empty())
+        report::write_file_atomic(html, report::to_string_with([&](std::ostream& o) {
+            report::write_html_report(o, sc.program, tl, an, report::HtmlRun{sc.name, {}});
+        }));
     if (format == "json") std::cout << json_text << "\n";
     else report::write_summary(std::cout, sc.program, tl, an);
     return 0;

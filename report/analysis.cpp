@@ -485,6 +485,36 @@ Analysis analyze(const Program& p, const Timeline& t) {
     return a;
 }
 
+std::vector<PathSegment> path_segments(const Analysis& a) {
+    std::vector<PathSegment> segs;
+    const auto& path = a.critical_path;
+    for (size_t i = 0; i < path.size(); ++i) {
+        const CriticalStep& s = path[i];
+        if (!segs.empty() && segs.back().resource == s.resource) {
+            segs.back().end = max(segs.back().end, s.end);
+            segs.back().last = i;
+        } else {
+            segs.push_back({s.resource, s.start, s.end, i, i});
+        }
+    }
+    return segs;
+}
+
+std::string segment_ops_text(const Program& p, const Analysis& a, const PathSegment& s, size_t max_names) {
+    auto name = [&](size_t step) {
+        uint32_t op = a.critical_path[step].op;
+        if (op < p.ops.size()) return p.op_name(op);
+        std::string n(1, '#');  // append, not operator+: GCC 12 -Wrestrict false positive
+        return n.append(std::to_string(op));
+    };
+    const size_t n = s.last - s.first + 1;
+    const size_t shown = n <= max_names + 1 ? n : max_names;
+    std::string out;
+    for (size_t k = 0; k < shown; ++k) out.append(k ? ", " : "").append(name(s.first + k));
+    if (shown < n) out.append(" and ").append(std::to_string(n - shown)).append(" more");
+    return out;
+}
+
 std::string format_ns(Time t) {
     int64_t v = t.ps();
     if (v % 1000 == 0) return std::to_string(v / 1000);

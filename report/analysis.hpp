@@ -73,6 +73,17 @@ struct Analysis {
 
 Analysis analyze(const Program& p, const Timeline& t);
 
+// Consecutive critical-path steps on one lane: what the summary prints as one line.
+struct PathSegment {
+    uint32_t resource = 0;   // index into Analysis::resources
+    Time start, end;
+    size_t first = 0, last = 0;  // indices into Analysis::critical_path
+};
+std::vector<PathSegment> path_segments(const Analysis& a);
+// "load[1], upload[1], kernel[1]": the ops of a segment, the first `max_names` of a longer one
+// followed by " and N more" (all of them when at most max_names + 1).
+std::string segment_ops_text(const Program& p, const Analysis& a, const PathSegment& s, size_t max_names = 4);
+
 // Lane names shared by every report.
 std::string host_lane(const Program& p, int32_t thread);  // "host:<name>", "host" when unknown
 std::string stream_lane(const Program& p, int32_t stream);  // "stream:<name>"

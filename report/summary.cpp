@@ -30,27 +30,6 @@ std::string fixed3(double v) {
     return buf;
 }
 
-struct Segment {
-    uint32_t resource;
-    Time start, end;
-    size_t first = 0, last = 0;  // indices into the critical path
-};
-
-std::vector<Segment> merge_by_lane(const Analysis& a) {
-    std::vector<Segment> segs;
-    const auto& path = a.critical_path;
-    for (size_t i = 0; i < path.size(); ++i) {
-        const CriticalStep& s = path[i];
-        if (!segs.empty() && segs.back().resource == s.resource) {
-            segs.back().end = max(segs.back().end, s.end);
-            segs.back().last = i;
-        } else {
-            segs.push_back({s.resource, s.start, s.end, i, i});
-        }
-    }
-    return segs;
-}
-
 void write_resources(std::ostream& os, const Analysis& a) {
     size_t wn = 4, wk = 4;
     for (const Resource& r : a.resources) {
@@ -82,27 +61,17 @@ void write_evidence(std::ostream& os, const Analysis& a) {
 
 void write_critical_path(std::ostream& os, const Program& p, const Analysis& a) {
     const auto& path = a.critical_path;
-    std::vector<Segment> segs = merge_by_lane(a);
+    std::vector<PathSegment> segs = path_segments(a);
     os << "critical path (" << path.size() << (path.size() == 1 ? " step, " : " steps, ") << segs.size()
        << (segs.size() == 1 ? " segment):\n" : " segments):\n");
     size_t wl = 4;
     for (size_t i = 0; i < segs.size() && i < kMaxPathLines; ++i) wl = std::max(wl, a.resources[segs[i].resource].name.size());
-    auto name = [&](size_t step) {
-        uint32_t op = path[step].op;
-        if (op < p.ops.size()) return p.op_name(op);
-        std::string s(1, '#');  // append, not operator+: GCC 12 -Wrestrict false positive
-        return s.append(std::to_string(op));
-    };
     for (size_t i = 0; i < segs.size() && i < kMaxPathLines; ++i) {
-        const Segment& s = segs[i];
+        const PathSegment& s = segs[i];
         size_t n = s.last - s.first + 1;
-        os << "  " << pad(a.resources[s.resource].name, wl) << "  " << format_time(s.start) << " - " << format_time(s.end) << "  " << n
-           << (n == 1 ? " op: " : " ops: ");
         // Every op of the segment, or the first few of a long one and how many more.
-        const size_t shown = n <= kMaxPathOps + 1 ? n : kMaxPathOps;
-        for (size_t k = 0; k < shown; ++k) os << (k ? ", " : "") << name(s.first + k);
-        if (shown < n) os << " and " << n - shown << " more";
-        os << "\n";
+        os << "  " << pad(a.resources[s.resource].name, wl) << "  " << format_time(s.start) << " - " << format_time(s.end)
+           << "  " << n << (n == 1 ? " op: " : " ops: ") << segment_ops_text(p, a, s, kMaxPathOps) << "\n";
     }
     if (segs.size() > kMaxPathLines) os << "  ... " << segs.size() - kMaxPathLines << " more segments\n";
     if (a.critical_share.empty()) return;

@@ -166,6 +166,49 @@ size_t count_phases(const Program& p, const std::vector<SvgSection>& sections, b
     return n;
 }
 
+constexpr int kColumns = static_cast<int>(kPlotW);
+using Cover = std::array<double, kCats>;  // busy ps of one pixel column, by category
+
+// Adds [a, b) of category c to the pixel columns of `row` (kColumns entries).
+void add_cover(Cover* row, int64_t span, Cat c, Time a, Time b) {
+    const double ps_per_col = static_cast<double>(span) / kColumns;
+    const int c0 = std::clamp(static_cast<int>(static_cast<double>(a.ps()) / ps_per_col), 0, kColumns - 1);
+    const int c1 = std::clamp(static_cast<int>(static_cast<double>(b.ps()) / ps_per_col), 0, kColumns - 1);
+    for (int col = c0; col <= c1; ++col) {
+        const double lo = std::max(static_cast<double>(a.ps()), col * ps_per_col);
+        const double hi = std::min(static_cast<double>(b.ps()), (col + 1) * ps_per_col);
+        if (hi > lo) row[col][c] += hi - lo;
+    }
+}
+
+// One rect per run of busy columns whose main category is the same, shaded by the busy share.
+void emit_cover(std::ostream& os, const Cover* row, int64_t span, double y, double h, const std::string& label) {
+    const double ps_per_col = static_cast<double>(span) / kColumns;
+    auto total = [](const Cover& cv) {
+        double b = 0;
+        for (double v : cv) b += v;
+        return b;
+    };
+    auto main_cat = [](const Cover& cv) { return static_cast<int>(std::max_element(cv.begin(), cv.end()) - cv.begin()); };
+    int col = 0;
+    while (col < kColumns) {
+        const double busy = total(row[col]);
+        if (busy <= 0) { ++col; continue; }
+        const int c = main_cat(row[col]);
+        int end = col + 1;
+        double sum = busy;
+        while (end < kColumns && total(row[end]) > 0 && main_cat(row[end]) == c) sum += total(row[end++]);
+        const double share = std::min(1.0, sum / (ps_per_col * (end - col)));
+        os << "<rect class=\"busy " << kCatClass[c] << "\" x=\"" << fmt(kLeft + col) << "\" y=\"" << fmt(y) << "\" width=\""
+           << fmt(end - col) << "\" height=\"" << fmt(h) << "\" fill=\"" << kCatColour[c] << "\" fill-opacity=\""
+           << fmt(0.3 + 0.7 * share) << "\"><title>" << xml_escape(label) << ": "
+           << format_time(Time::ps(static_cast<int64_t>(col * ps_per_col))) << " .. "
+           << format_time(Time::ps(static_cast<int64_t>(end * ps_per_col))) << ", busy " << fmt(100 * share) << "% (mostly "
+           << kCatLabel[c] << ")</title></rect>\n";
+        col = end;
+    }
+}
+
 }  // namespace
 
 std::string xml_escape(const std::string& s) {
@@ -260,14 +303,13 @@ void write_svg_timelines(std::ostream& os, const Program& p, const std::vector<S
 
     // Ops: one rect per phase (and one more on its engine's row), or in a dense drawing the
     // busy share of each pixel column per lane.
-    constexpr int kColumns = static_cast<int>(kPlotW);
     for (size_t s = 0; s < sections.size(); ++s) {
         const Timeline* t = sections[s].timeline;
         if (!t) continue;
         const double y0 = kTop + static_cast<double>(s) * (section_h + kGap) + kHeader;
         const double pad = (kRow - kBar) / 2;
-        std::vector<std::array<double, kCats>> cover;  // dense: busy ps per (row, column) and category
-        if (dense) cover.assign(lanes.labels.size() * kColumns, std::array<double, kCats>{});
+        std::vector<Cover> cover;  // dense: busy ps per (row, column) and category
+        if (dense) cover.assign(lanes.labels.size() * kColumns, Cover{});
         os << "<g class=\"ops\">\n";
         for (uint32_t i = 0; i < p.ops.size() && i < t->ops.size(); ++i) {
             const Op& op = p.ops[i];
@@ -275,14 +317,7 @@ void write_svg_timelines(std::ostream& os, const Program& p, const std::vector<S
             const Cat g = gpu_cat(op);
             auto rect = [&](const char* phase, int row, int sub, Cat c, Time a, Time b, const std::string& lane, const Cause& cause) {
                 if (dense) {
-                    const double ps_per_col = static_cast<double>(span) / kColumns;
-                    const int c0 = std::clamp(static_cast<int>(static_cast<double>(a.ps()) / ps_per_col), 0, kColumns - 1);
-                    const int c1 = std::clamp(static_cast<int>(static_cast<double>(b.ps()) / ps_per_col), 0, kColumns - 1);
-                    for (int col = c0; col <= c1; ++col) {
-                        const double lo = std::max(static_cast<double>(a.ps()), col * ps_per_col);
-                        const double hi = std::min(static_cast<double>(b.ps()), (col + 1) * ps_per_col);
-                        if (hi > lo) cover[static_cast<size_t>(row) * kColumns + static_cast<size_t>(col)][c] += hi - lo;
-                    }
+                    add_cover(&cover[static_cast<size_t>(row) * kColumns], span, c, a, b);
                     return;
                 }
                 const double x = x_of(a), w = std::max(x_of(b) - x, 0.5);
@@ -303,44 +338,23 @@ void write_svg_timelines(std::ostream& os, const Program& p, const std::vector<S
                          engine_lane(r.engine), r.gpu_cause);
             }
         }
-        if (dense) {
-            const double ps_per_col = static_cast<double>(span) / kColumns;
-            for (size_t row = 0; row < lanes.labels.size(); ++row) {
-                int col = 0;
-                while (col < kColumns) {
-                    const auto& cv = cover[row * kColumns + static_cast<size_t>(col)];
-                    const int c = static_cast<int>(std::max_element(cv.begin(), cv.end()) - cv.begin());
-                    double busy = 0;
-                    for (double v : cv) busy += v;
-                    if (busy <= 0) { ++col; continue; }
-                    int end = col + 1;
-                    double total = busy;
-                    while (end < kColumns) {
-                        const auto& nv = cover[row * kColumns + static_cast<size_t>(end)];
-                        double nb = 0;
-                        for (double v : nv) nb += v;
-                        if (nb <= 0 || std::max_element(nv.begin(), nv.end()) - nv.begin() != c) break;
-                        total += nb;
-                        ++end;
-                    }
-                    const double share = std::min(1.0, total / (ps_per_col * (end - col)));
-                    os << "<rect class=\"busy " << kCatClass[c] << "\" x=\"" << fmt(kLeft + col) << "\" y=\""
-                       << fmt(y0 + lanes.y[row] + pad) << "\" width=\"" << fmt(end - col) << "\" height=\""
-                       << fmt(kRow * lanes.sub[row] - 2 * pad) << "\" fill=\"" << kCatColour[c] << "\" fill-opacity=\""
-                       << fmt(0.3 + 0.7 * share) << "\"><title>" << xml_escape(lanes.labels[row]) << ": "
-                       << format_time(Time::ps(static_cast<int64_t>(col * ps_per_col))) << " .. "
-                       << format_time(Time::ps(static_cast<int64_t>(end * ps_per_col))) << ", busy "
-                       << fmt(100 * share) << "% (mostly " << kCatLabel[c] << ")</title></rect>\n";
-                    col = end;
-                }
-            }
-        }
+        if (dense)
+            for (size_t row = 0; row < lanes.labels.size(); ++row)
+                emit_cover(os, &cover[row * kColumns], span, y0 + lanes.y[row] + pad, kRow * lanes.sub[row] - 2 * pad, lanes.labels[row]);
         os << "</g>\n";
 
         // The critical path: its steps on the top row, and each outlined on the row it ran on.
         if (const Analysis* a = sections[s].analysis) {
             os << "<g class=\"critical\">\n";
+            const bool dense_path = dense || a->critical_path.size() > opt.max_phase_rects / 2;
+            std::vector<Cover> path_cover(dense_path ? kColumns : 0);
             for (const CriticalStep& st : a->critical_path) {
+                if (dense_path) {
+                    if (st.op < p.ops.size())
+                        add_cover(path_cover.data(), span, st.phase == Phase::Host ? host_cat(p.ops[st.op]) : gpu_cat(p.ops[st.op]),
+                                  st.start, st.end);
+                    continue;
+                }
                 if (st.op >= p.ops.size()) continue;
                 const Op& op = p.ops[st.op];
                 const OpRecord& r = t->ops[st.op];
@@ -355,14 +369,14 @@ void write_svg_timelines(std::ostream& os, const Program& p, const std::vector<S
                                         ") " + xml_escape(a->lane(st)) + ": on the critical path " + format_time(st.start) +
                                         " .. " + format_time(st.end) + " (" + format_time(st.end - st.start) +
                                         "); cause: " + to_string(st.cause);
-                if (!dense)
-                    os << "<rect class=\"crit-outline\" x=\"" << fmt(x) << "\" y=\""
+                os << "<rect class=\"crit-outline\" x=\"" << fmt(x) << "\" y=\""
                        << fmt(y0 + lanes.y[static_cast<size_t>(row)] + kRow * sub + pad - 1) << "\" width=\"" << fmt(w)
                        << "\" height=\"" << fmt(kBar + 2) << "\" fill=\"none\" stroke=\"#111111\" stroke-width=\"1.5\"/>\n";
                 os << "<rect class=\"op crit " << kCatClass[c] << "\" x=\"" << fmt(x) << "\" y=\"" << fmt(y0 + pad) << "\" width=\""
                    << fmt(w) << "\" height=\"" << fmt(kBar) << "\" " << fill(c, gpu_cat(op)) << "><title>" << tip
                    << "</title></rect>\n";
             }
+            if (dense_path) emit_cover(os, path_cover.data(), span, y0 + pad, kBar, "critical path");
             os << "</g>\n";
         }
     }
