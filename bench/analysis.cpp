@@ -12,6 +12,8 @@
 //                             its returned Analysis holds, / ops
 //   result_bytes_per_op       heap bytes the returned Analysis holds (the critical path, the
 //                             resource table), / ops
+//   peak_bytes_per_op         peak heap bytes allocated during one analyze() call, the returned
+//                             Analysis included, / ops
 //   critical_steps            steps on the critical path (sanity)
 //
 // Measure: cmake --build build --target bench_analysis && build/bench_analysis --benchmark_repetitions=3
@@ -55,7 +57,7 @@ const Run& pipeline(int64_t ops) {
 void BM_Analysis(benchmark::State& state) {
     const Run& r = pipeline(state.range(0));
     const double ops = static_cast<double>(r.sc.program.ops.size());
-    size_t transient = 0, result = 0, steps = 0;
+    size_t transient = 0, result = 0, peak = 0, steps = 0;
     for (auto _ : state) {
         heap::reset();
         const size_t before = heap::current;
@@ -64,6 +66,7 @@ void BM_Analysis(benchmark::State& state) {
         state.PauseTiming();
         const size_t held = heap::current - before;
         transient = std::max(transient, heap::peak - before - held);
+        peak = std::max(peak, heap::peak - before);
         result = held;
         steps = a.critical_path.size();
         { report::Analysis done = std::move(a); }
@@ -73,6 +76,7 @@ void BM_Analysis(benchmark::State& state) {
     state.counters["ops_per_s"] = benchmark::Counter(ops * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
     state.counters["transient_bytes_per_op"] = static_cast<double>(transient) / ops;
     state.counters["result_bytes_per_op"] = static_cast<double>(result) / ops;
+    state.counters["peak_bytes_per_op"] = static_cast<double>(peak) / ops;
     state.counters["critical_steps"] = static_cast<double>(steps);
 }
 BENCHMARK(BM_Analysis)->Arg(30'000)->Arg(300'000)->Arg(3'000'000)->Unit(benchmark::kMillisecond);

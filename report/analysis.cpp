@@ -122,7 +122,10 @@ struct LaneIndex {
 struct Lane {
     Union all;                 // category lanes (host threads, engines), and streams not sequential
     Union stream_only;         // streams: GPU phases on no engine (their category's union)
-    Union sync;                // host threads: the sync waits (the end of a blocking call's phase)
+    Union sync;                // host threads: the sync waits (the end of a blocking call's phase),
+                               // kept only when more than one thread waits (else their sum is the union)
+    int64_t sync_sum = 0, host_end = INT64_MIN;
+    bool host_sequential = true;  // host threads: each phase started at or after the previous one ended
     bool used = false;
     bool sequential = true;    // streams: every phase started at or after the previous one ended
     int64_t seq_end = INT64_MIN, seq_busy = 0;  // streams while sequential: last end, sum of lengths
@@ -373,7 +376,9 @@ Analysis analyze(const Program& p, const Timeline& t) {
             Lane& l = lanes[li.host(op ? op->thread : kNone)];
             l.used = true;
             l.all.add(r.host_start.ps(), (r.host_end - r.sync_wait).ps());
-            if (r.sync_wait > Time{}) l.sync.add((r.host_end - r.sync_wait).ps(), r.host_end.ps());
+            if (r.host_start.ps() < l.host_end) l.host_sequential = false;
+            l.host_end = std::max(l.host_end, r.host_end.ps());
+            if (r.sync_wait > Time{}) l.sync_sum += std::min(r.sync_wait, r.host_end - r.host_start).ps();
         }
         if (r.has_gpu()) {
             const int64_t s = r.gpu_start.ps(), e = r.gpu_end.ps();
@@ -398,9 +403,29 @@ Analysis analyze(const Program& p, const Timeline& t) {
         }
     }
 
+    // The waits of one host thread whose phases follow each other do not overlap: their union is
+    // their sum. Where several threads wait (or one's phases overlap), one more pass keeps the
+    // waits of each thread for the sweep, which unites them.
+    const size_t first_stream = li.stream(0), first_engine = li.engine(Engine::H2D);
+    size_t waiting = 0;
+    bool waits_disjoint = true;
+    int64_t sync_sum = 0;
+    for (size_t k = 0; k < first_stream; ++k) {
+        if (lanes[k].sync_sum == 0) continue;
+        ++waiting;
+        waits_disjoint = waits_disjoint && lanes[k].host_sequential;
+        sync_sum += lanes[k].sync_sum;
+    }
+    const bool unite_waits = waiting > 1 || !waits_disjoint;
+    if (unite_waits)
+        for (size_t i = 0; i < t.ops.size(); ++i) {
+            const OpRecord& r = t.ops[i];
+            if (r.has_host() && r.sync_wait > Time{})
+                lanes[li.host(i < p.ops.size() ? p.ops[i].thread : kNone)].sync.add((r.host_end - r.sync_wait).ps(), r.host_end.ps());
+        }
+
     // The sweep over the category lists: where 2+ categories run, the GPU union, and the
     // hidden time of host threads and engines.
-    const size_t first_stream = li.stream(0), first_engine = li.engine(Engine::H2D);
     std::vector<Source> src;
     for (size_t k = 0; k < lanes.size(); ++k) {
         if (!lanes[k].used) continue;
@@ -476,7 +501,7 @@ Analysis analyze(const Program& p, const Timeline& t) {
     // Each op's own work is the union of its phases (OpRecord::own_time), so the sum is never
     // below the union over all ops; max() only guards a malformed timeline.
     m.hidden = max(m.serial - m.busy_union, Time{});
-    m.exposed_sync = Time::ps(sw.sync_union);
+    m.exposed_sync = Time::ps(unite_waits ? sw.sync_union : sync_sum);
     m.gpu_active_union = Time::ps(sw.gpu_union);
     m.gpu_active_fraction = ratio(m.gpu_active_union, m.elapsed);
     m.exposed_sync_fraction = ratio(m.exposed_sync, m.elapsed);
