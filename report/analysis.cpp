@@ -190,13 +190,56 @@ SweepResult sweep(const std::vector<Source>& sources, std::vector<Lane>& lanes) 
     int64_t prev = 0, multi_len = 0;
     const size_t n = cur.size();
     if (n == 0) return out;
+    const bool any_sync = std::any_of(cur.begin(), cur.end(), [](const Cursor& c) { return c.cat == kSyncWait; });
     for (;;) {
         size_t k = 0;
         for (size_t j = 1; j < n; ++j)
             if (cur[j].next < cur[k].next) k = j;
-        Cursor& c = cur[k];
-        const int64_t t = c.next;
+        const int64_t t = cur[k].next;
         if (t == kDone) break;
+        // Fast forward: while two categories stay busy in the blocks they are in now, every lane
+        // is hidden wherever it is busy and the unions grow by the whole window, whatever the
+        // other sources do; so their events up to the end of that window are taken source by
+        // source, without the scan. (Not with waiting host threads, whose union needs the scan.)
+        if (t > prev && cats >= 2 && !any_sync) {
+            int64_t cat_end[kCats + 1];
+            std::fill(std::begin(cat_end), std::end(cat_end), INT64_MIN);
+            for (const Cursor& c : cur)
+                if (c.inside) cat_end[c.cat] = std::max(cat_end[c.cat], c.next);
+            int64_t first = INT64_MIN, second = INT64_MIN;
+            for (int64_t e : cat_end) {
+                if (e > first) second = first, first = e;
+                else if (e > second) second = e;
+            }
+            if (second > t) {
+                const int64_t until = second;  // two categories are busy on [prev, until)
+                for (Cursor& c : cur)
+                    while (c.next < until) {
+                        const int64_t ml = multi_len + (c.next - prev);
+                        if (!c.inside) {
+                            c.mark = ml;
+                            c.inside = true;
+                            c.next = c.at->second;
+                        } else {
+                            if (c.lane >= 0) lanes[static_cast<size_t>(c.lane)].hidden += ml - c.mark;
+                            c.inside = false;
+                            c.next = ++c.at < c.end ? c.at->first : kDone;
+                        }
+                    }
+                multi_len += until - prev;
+                if (!out.multi.empty() && out.multi.back().second == prev) out.multi.back().second = until;
+                else out.multi.push_back({prev, until});
+                out.gpu_union += until - prev;  // of two categories at least one is GPU work
+                out.any_union += until - prev;
+                prev = until;
+                std::fill(std::begin(busy), std::end(busy), 0);
+                cats = gpu_cats = 0;
+                for (const Cursor& c : cur)
+                    if (c.inside && busy[c.cat]++ == 0) ++cats, gpu_cats += c.cat != kHost;
+                continue;
+            }
+        }
+        Cursor& c = cur[k];
         if (t > prev) {
             if (cats >= 2) {
                 multi_len += t - prev;
