@@ -302,7 +302,7 @@ TEST_CASE("sweep: reusing lowered programs across timing-only values changes not
     fs::remove_all(dir);
 }
 
-TEST_CASE("sweep: --y plots any numeric column; every line has its own dash and marker") {
+TEST_CASE("sweep: --y plots any numeric column, and every line has its own dash and marker") {
     fs::path dir = scratch("y");
     Cli r = cli("sweep " + kOverlap + " --vary chunk=1MiB,16MiB,64MiB --vary nstreams=1..4 --plot " + q(dir / "g.svg") +
                 " --x nstreams --series chunk --y gpu_active_fraction -o " + q(dir / "g.csv"));

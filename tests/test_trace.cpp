@@ -85,7 +85,7 @@ TEST_CASE("trace: durations land exactly on the end time in double arithmetic") 
         }
 }
 
-TEST_CASE("trace: no partial overlaps on any track of any shipped scenario; names are op names") {
+TEST_CASE("trace: no partial overlaps on any track of any shipped scenario, and names are op names") {
     std::vector<fs::path> files;
     for (const auto& e : fs::recursive_directory_iterator(fs::path(HETSIM_SOURCE_DIR) / "scenarios"))
         if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
