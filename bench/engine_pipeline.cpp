@@ -36,8 +36,8 @@
 
 #include "frontend/profile_loader.hpp"
 #include "sim/engine.hpp"
-#include "sim/program.hpp"
-#include "sim/timeline.hpp"
+#include "core/program.hpp"
+#include "core/timeline.hpp"
 
 // ------------------------------------------------------------------ heap accounting
 // Plain globals: the benchmarks are single-threaded, and atomics would tax every allocation of
@@ -146,6 +146,13 @@ Program make_pipeline(int64_t target_ops) {
     pg.threads.push_back(HostThread{"main", {}});
     pg.names = {"h2d", "kernel", "d2h", "stream_sync"};
     enum : uint32_t { kNameH2D, kNameKernel, kNameD2H, kNameSync };
+    pg.locs = {SourceLoc{pg.source}};
+    for (uint32_t n : {kNameH2D, kNameKernel, kNameD2H, kNameSync}) {
+        Site site;
+        site.label = n;
+        if (n == kNameKernel) site.shape = KernelShape{132, 256, 32, 0};
+        pg.sites.push_back(site);  // site index == name index
+    }
 
     const size_t n_ops = static_cast<size_t>(3 * chunks + kStreams);
     pg.ops.reserve(n_ops);
@@ -166,16 +173,14 @@ Program make_pipeline(int64_t target_ops) {
     kernel.kind = OpKind::Kernel;
     kernel.thread = 0;
     kernel.duration = Time::us(20);
-    kernel.shape.grid = 132;
-    kernel.shape.block = 256;
-    kernel.name = kNameKernel;
+    kernel.site = kNameKernel;
 
     for (int64_t c = 0; c < chunks; ++c) {
         const int32_t stream = 1 + static_cast<int32_t>(c % kStreams);
         Op h2d = copy;
         h2d.dir = CopyDir::H2D;
         h2d.stream = stream;
-        h2d.name = kNameH2D;
+        h2d.site = kNameH2D;
         emit(h2d);
         Op k = kernel;
         k.stream = stream;
@@ -183,7 +188,7 @@ Program make_pipeline(int64_t target_ops) {
         Op d2h = copy;
         d2h.dir = CopyDir::D2H;
         d2h.stream = stream;
-        d2h.name = kNameD2H;
+        d2h.site = kNameD2H;
         emit(d2h);
     }
     for (int s = 0; s < kStreams; ++s) {
@@ -191,7 +196,7 @@ Program make_pipeline(int64_t target_ops) {
         sync.kind = OpKind::StreamSync;
         sync.thread = 0;
         sync.stream = 1 + s;
-        sync.name = kNameSync;
+        sync.site = kNameSync;
         emit(sync);
     }
     return pg;
@@ -208,7 +213,7 @@ size_t program_bytes(const Program& pg) {
     b += vec_bytes(pg.buffers) + vec_bytes(pg.streams) + vec_bytes(pg.events) + vec_bytes(pg.threads);
     for (const auto& s : pg.streams) b += str_bytes(s.name);
     for (const auto& t : pg.threads) b += str_bytes(t.name) + vec_bytes(t.ops);
-    b += vec_bytes(pg.ops) + vec_bytes(pg.names) + vec_bytes(pg.iter_indices) + vec_bytes(pg.uses) + vec_bytes(pg.after) +
+    b += vec_bytes(pg.ops) + vec_bytes(pg.sites) + vec_bytes(pg.names) + vec_bytes(pg.iter_indices) + vec_bytes(pg.uses) + vec_bytes(pg.after) +
          vec_bytes(pg.locs) + vec_bytes(pg.gpu_tasks);
     for (const auto& s : pg.names) b += str_bytes(s);
     return b;

@@ -9,7 +9,7 @@
 
 #include "frontend/scenario.hpp"
 #include "sim/engine.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::calib {
 

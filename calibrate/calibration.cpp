@@ -16,7 +16,7 @@
 #include "models/profile.hpp"
 #include "calibrate/fit.hpp"
 #include "report/json_input.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::calib {
 
@@ -1205,28 +1205,38 @@ Calibration calibrate(const std::vector<MicrobenchFile>& files) {
 }
 
 BaseProfile read_base_profile(const std::string& path) {
-    load_profile(path, SourceLoc{path});  // full check: every parameter once, units, ranges
-    YAML::Node root = load_yaml_file(path);
+    // Full check: every parameter once, units, ranges, and the chain of bases.
+    const LoadedProfile lp = load_profile_sources(path, SourceLoc{path});
     BaseProfile bp;
     bp.path = path;
-    bp.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar() : "";
-    bp.description = root["description"] && root["description"].IsScalar() ? root["description"].Scalar() : "";
-    YAML::Node params = root["params"];
-    for (auto it = params.begin(); it != params.end(); ++it) {
-        BaseEntry e;
-        e.key = it->first.Scalar();
-        YAML::Node v = it->second;
-        if (v.IsMap()) {
-            auto text = [&](const char* k) { return v[k] && v[k].IsScalar() ? v[k].Scalar() : std::string(); };
-            e.value = text("value");
-            e.source = text("source");
-            e.status = text("status");
-            e.residual = text("residual");
-            e.fit = text("fit");
-        } else {
-            e.value = v.Scalar();
+    // The entries of the profile's chain of bases, the farthest base first, in its order; each
+    // nearer profile replaces the entries it gives, so that the result states every value.
+    for (size_t k = lp.files.size(); k-- > 0;) {
+        YAML::Node root = load_yaml_file(lp.files[k].path);
+        if (k == 0) {
+            bp.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar() : "";
+            bp.description = root["description"] && root["description"].IsScalar() ? root["description"].Scalar() : "";
         }
-        bp.params.push_back(std::move(e));
+        YAML::Node params = root["params"];
+        if (!params || !params.IsMap()) continue;
+        for (auto it = params.begin(); it != params.end(); ++it) {
+            BaseEntry e;
+            e.key = it->first.Scalar();
+            YAML::Node v = it->second;
+            if (v.IsMap()) {
+                auto text = [&](const char* key) { return v[key] && v[key].IsScalar() ? v[key].Scalar() : std::string(); };
+                e.value = text("value");
+                e.source = text("source");
+                e.status = text("status");
+                e.residual = text("residual");
+                e.fit = text("fit");
+            } else {
+                e.value = v.Scalar();
+            }
+            auto same = std::find_if(bp.params.begin(), bp.params.end(), [&](const BaseEntry& b) { return b.key == e.key; });
+            if (same != bp.params.end()) *same = std::move(e);
+            else bp.params.push_back(std::move(e));
+        }
     }
     return bp;
 }

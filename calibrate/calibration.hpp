@@ -46,7 +46,8 @@ struct BaseProfile {
     const BaseEntry* find(const std::string& key) const;
 };
 
-// Reads a profile file (checked with load_profile first) keeping every entry's texts.
+// Reads a profile file (checked with load_profile first) keeping every entry's texts; a profile
+// with `base:` gets the entries of its bases, replaced by its own.
 BaseProfile read_base_profile(const std::string& path);
 
 // The complete profile: a header naming the command line and the inputs, then every parameter

@@ -10,7 +10,7 @@
 #include "frontend/profile_loader.hpp"
 #include "calibrate/calibration.hpp"
 #include "report/output_file.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace po = boost::program_options;
 

@@ -14,7 +14,7 @@
 #include "report/output_file.hpp"
 #include "report/svg_timeline.hpp"
 #include "sim/engine.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace po = boost::program_options;
 

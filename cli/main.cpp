@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "sim/engine.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace {
 
@@ -22,7 +22,7 @@ const char* kUsage =
     "  calc NAME       the seed calculators: stage, overlap, offload, evidence\n"
     "  calibrate M...  fit a hardware profile from hetsim-microbench samples (-o OUT.yaml)\n"
     "  sweep FILE      run FILE over --vary values in parallel: CSV, plots, shards (sweep-merge joins them)\n"
-    "  params          list the hardware-profile parameters\n"
+    "  params [P]      the hardware-profile parameters (unit, default, range), or profile P's values\n"
     "  test            (launcher script) build and run the test suite\n"
     "\n"
     "`hetsim <command> --help` shows a command's options.\n";

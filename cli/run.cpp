@@ -1,10 +1,13 @@
 // `hetsim run` and `hetsim graph`: load a scenario, simulate, report.
 #include <boost/program_options.hpp>
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "cli/commands.hpp"
 #include "frontend/expr.hpp"
+#include "frontend/profile_loader.hpp"
 #include "frontend/scenario.hpp"
 #include "report/analysis.hpp"
 #include "report/chrome_trace.hpp"
@@ -12,7 +15,7 @@
 #include "report/html_report.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
-#include "sim/program_json.hpp"
+#include "core/program_json.hpp"
 #include "report/summary.hpp"
 #include "report/svg_timeline.hpp"
 #include "sim/engine.hpp"
@@ -174,15 +177,59 @@ int lower_main(const std::vector<std::string>& args) {
     return 0;
 }
 
+namespace {
+
+// A profile file's path as the user would type it: relative to the working directory when inside it.
+std::string shown_path(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path rel = fs::proximate(path, ec);
+    return ec || rel.empty() || *rel.begin() == ".." ? path : rel.string();
+}
+
+void print_declarations() {
+    std::cout << "hardware-profile parameters: set them in a profile, under 'hardware:' in a scenario, or with\n"
+                 "--set hardware.<key>=<value> ('hardware.zero_latency=true' zeroes every [latency]). A profile with\n"
+                 "'base: NAME' starts from that profile and gives only what differs; one without 'base:' gives\n"
+                 "every parameter marked 'required'. A value outside its range is an error; upper bounds only\n"
+                 "stop absurd inputs and sit far above what a GPU of the next decade needs (the note says how far).\n"
+                 "`hetsim params PROFILE` prints a profile's values and where each comes from.\n\n";
+    for (const auto& d : param_decls()) {
+        std::string dflt = d.default_value ? std::string("default ") + d.default_value : "required";
+        std::string range = range_text(d) + (d.range_note ? std::string(" (") + d.range_note + ")" : "");
+        std::printf("  %-32s %-10s %-13s %s\n", d.key, kind_text(d), dflt.c_str(), range.c_str());
+        std::printf("      %s%s\n", d.description, d.latency ? " [latency]" : "");
+    }
+}
+
+void print_profile(const std::string& name) {
+    LoadedProfile lp = load_profile_sources(name, SourceLoc{name});
+    std::cout << "profile " << lp.profile.name << " (" << shown_path(lp.files[0].path) << ")";
+    for (size_t k = 1; k < lp.files.size(); ++k)
+        std::cout << (k == 1 ? ", base " : ", its base ") << lp.files[k].name << " (" << shown_path(lp.files[k].path) << ")";
+    std::cout << "\n\n";
+    const auto& decls = param_decls();
+    for (size_t k = 0; k < decls.size(); ++k) {
+        int o = lp.origin[k];
+        std::string from = o < 0 ? "default" : o == 0 ? "this file" : "base " + lp.files[static_cast<size_t>(o)].name;
+        std::printf("  %-32s %-20s %s\n", decls[k].key, value_text(lp.profile, decls[k]).c_str(), from.c_str());
+    }
+}
+
+}  // namespace
+
 int params_main(const std::vector<std::string>& args) {
-    if (!args.empty() && args[0] != "-h" && args[0] != "--help") {
-        std::cerr << "hetsim: error: 'params' takes no arguments\n";
+    const char* usage = "usage: hetsim params [PROFILE]  (PROFILE: a shipped profile such as h200, or the path of a profile file)";
+    if (!args.empty() && (args[0] == "-h" || args[0] == "--help")) {
+        std::cout << usage << "\n";
+        return 0;
+    }
+    if (args.size() > 1 || (!args.empty() && !args[0].empty() && args[0][0] == '-')) {
+        std::cerr << "hetsim: error: 'params' takes at most one profile (" << usage << ")\n";
         return 2;
     }
-    std::cout << "hardware-profile parameters (set them in a profile, under 'hardware:' in a scenario,\n"
-                 "or with --set hardware.<key>=<value>; 'hardware.zero_latency=true' zeroes all latencies):\n\n";
-    for (const auto& p : param_decls())
-        std::printf("  %-30s %-9s %s%s\n", p.key, to_string(p.dim), p.description, p.latency ? " [latency]" : "");
+    if (args.empty()) print_declarations();
+    else print_profile(args[0]);
     return 0;
 }
 

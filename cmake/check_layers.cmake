@@ -2,29 +2,20 @@
 # the layers below it, never of a layer above or of a sibling workflow folder. Run as
 #   cmake -DROOT=<source dir> [-DSTAMP=<file>] -P cmake/check_layers.cmake
 # The build runs it before compiling anything (target hetsim_layers), so an upward include
-# fails the build; tests/layers/ holds a tree with one, which a test expects to fail.
+# fails the build; tests/layers/upward holds a tree with some, which a test expects refused.
 #
-# Layers, bottom first. The core (time, errors, the Program and its codec, the timeline) sits in
-# sim/ beside the engine, so its files are named one by one; the runner (validation/runner) may
-# include the core only.
-set(core_files sim/time.hpp sim/error.hpp sim/program.hpp sim/program.cpp sim/program_json.hpp
-    sim/program_json.cpp sim/timeline.hpp)
-set(layer_folders models hw sim frontend report "sweep calibrate import" cli)
+# Layers, bottom first: core/ (time, errors, the Program and its codec, the timeline), then the
+# folders below; the three workflow folders are one layer whose folders may not include each
+# other. The CUDA runner (validation/runner) may include the core only.
+set(layer_folders core models hw sim frontend report "sweep calibrate import" cli)
 
 function(layer_of path out_level out_name)
-  foreach(f IN LISTS core_files)
-    if(path STREQUAL f)
-      set(${out_level} 0 PARENT_SCOPE)
-      set(${out_name} "core" PARENT_SCOPE)
-      return()
-    endif()
-  endforeach()
   if(path MATCHES "^validation/runner/")
     set(${out_level} 0 PARENT_SCOPE)  # the runner sees the core only
     set(${out_name} "validation/runner" PARENT_SCOPE)
     return()
   endif()
-  set(level 1)
+  set(level 0)
   foreach(group IN LISTS layer_folders)
     string(REPLACE " " ";" folders "${group}")
     foreach(folder IN LISTS folders)
@@ -44,7 +35,7 @@ if(NOT ROOT)
   message(FATAL_ERROR "check_layers.cmake: pass -DROOT=<source dir>")
 endif()
 set(globs)
-foreach(folder sim hw models frontend report sweep calibrate import cli validation/runner)
+foreach(folder core sim hw models frontend report sweep calibrate import cli validation/runner)
   list(APPEND globs ${ROOT}/${folder}/*.cpp ${ROOT}/${folder}/*.hpp ${ROOT}/${folder}/*.cu)
 endforeach()
 file(GLOB sources RELATIVE ${ROOT} ${globs})

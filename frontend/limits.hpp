@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/error.hpp"
-#include "sim/program.hpp"
+#include "core/error.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 

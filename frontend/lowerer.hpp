@@ -49,6 +49,10 @@ public:
     YAML::Node field(const YAML::Node& map, const char* key) const;
     YAML::Node field(const YAML::Node& map, const std::string& key) const { return field(map, key.c_str()); }
     [[noreturn]] void fail_at(const YAML::Node& n, const std::string& what) const { throw InputError(loc(n), what); }
+    // A bad value: reported at its `--set name=value` argument when the value is just that param
+    // (`${name}` or `name`), naming where the file uses it; else as fail_at.
+    [[noreturn]] void fail_value(const YAML::Node& n, const std::string& what) const;
+    std::string set_arg_of(const std::string& raw) const;  // that argument, or ""
     SourceLoc loc(const YAML::Node& n) const;  // loc_of, but an empty value is placed after its key
 
     // --- references ---
@@ -71,19 +75,21 @@ private:
     void parse_events(const YAML::Node& n);
     void parse_options(const YAML::Node& n);
     void parse_graphs(const YAML::Node& n);
-    void emit_graph_launch(Op launch, const YAML::Node& n, const std::string& label, int32_t thread);
+    void emit_graph_launch(Op launch, Site& site, const YAML::Node& n, const std::string& label, int32_t thread);
 
     void lower_list(const YAML::Node& list, int32_t thread);
     void lower_op(const YAML::Node& op, int32_t thread);
     void lower_checked_op(const YAML::Node& op, int32_t thread, const std::string& kind);
-    uint32_t emit(Op op, const YAML::Node& where, const std::string& label);
-    void fill_op(Op& op, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
+    // Interns the site of `op` (its label, `where`, the loop depth) and appends the op.
+    uint32_t emit(Op op, Site& site, const YAML::Node& where, const std::string& label);
+    void fill_op(Op& op, Site& site, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
                  bool task);
     void fill_copy(Op& op, const YAML::Node& n, bool memset);
-    void fill_kernel(Op& op, const YAML::Node& n);
-    void check_kernel_fits(const Op& op, const YAML::Node& n) const;
+    void fill_kernel(Op& op, Site& site, const YAML::Node& n);
+    void check_kernel_fits(const KernelShape& k, const YAML::Node& n) const;
     uint32_t intern_name(const std::string& s);
     uint32_t intern_loc(const YAML::Node& n);
+    uint32_t intern_site(const Site& s);
     int32_t per_thread_stream(int32_t thread);
 
     struct Param {
@@ -110,6 +116,14 @@ private:
     std::unordered_map<std::string, int32_t> threads_;
     std::unordered_map<std::string, uint32_t> name_ids_;
     std::map<std::pair<int, int>, uint32_t> loc_ids_;
+    struct SiteHash {
+        size_t operator()(const Site& s) const;
+    };
+    std::unordered_map<Site, uint32_t, SiteHash> site_ids_;
+    // The slice of Program::iter_indices holding the current loop indices; dirty once a loop
+    // variable changes, so that the ops of one iteration share one slice.
+    uint32_t iter_slice_ = 0;
+    bool iter_dirty_ = true;
     std::vector<int32_t> per_thread_;  // per host thread: its per-thread default stream or -1
     bool default_per_thread_ = false;
     int depth_ = 0;

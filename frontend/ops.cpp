@@ -10,52 +10,35 @@ namespace hetsim {
 
 namespace {
 
+// The names an op map may start with: the op table's spellings, then the two blocks.
 const std::vector<std::string>& op_kinds() {
-    static const std::vector<std::string> k{"host", "kernel", "memcpy", "memcpy_async", "memset", "memset_async",
-                                            "event_record", "stream_wait_event", "event_sync", "stream_sync",
-                                            "device_sync", "prefetch", "host_func", "graph_instantiate", "graph_launch",
-                                            "malloc", "free", "malloc_host", "free_host", "host_register",
-                                            "malloc_async", "free_async", "repeat", "if"};
+    static const std::vector<std::string> k = [] {
+        std::vector<std::string> v;
+        for (const OpSpelling& s : op_spellings()) v.push_back(s.yaml);
+        v.push_back("repeat");
+        v.push_back("if");
+        return v;
+    }();
     return k;
 }
 
-// The allocation calls: their op kinds, and whether they are stream-ordered (take `stream`).
-struct AllocKind {
-    const char* name;
-    OpKind kind;
-    bool stream_ordered;
-};
-constexpr AllocKind kAllocKinds[] = {{"malloc", OpKind::Malloc, false},          {"free", OpKind::Free, false},
-                                     {"malloc_host", OpKind::MallocHost, false}, {"free_host", OpKind::FreeHost, false},
-                                     {"host_register", OpKind::HostRegister, false},
-                                     {"malloc_async", OpKind::MallocAsync, true}, {"free_async", OpKind::FreeAsync, true}};
-const AllocKind* alloc_kind(const std::string& kind) {
-    for (const AllocKind& a : kAllocKinds)
-        if (kind == a.name) return &a;
-    return nullptr;
-}
+bool is_alloc(OpKind k) { return k >= OpKind::Malloc && k <= OpKind::FreeAsync; }
 
 std::vector<std::string> keys_for(const std::string& kind, bool task) {
     std::vector<std::string> k{kind, "name"};
-    auto add = [&](std::initializer_list<const char*> more) { k.insert(k.end(), more.begin(), more.end()); };
-    if (kind == "host") add({"duration", "uses"});
-    else if (kind == "kernel") add({"stream", "duration", "flops", "bytes", "grid", "block", "registers", "shared_memory", "uses"});
-    else if (kind == "memcpy" || kind == "memset") add({"src", "dst", "bytes", "direction", "memory"});
-    else if (kind == "memcpy_async" || kind == "memset_async") add({"src", "dst", "bytes", "direction", "memory", "stream"});
-    else if (kind == "event_record" || kind == "stream_wait_event") add({"stream"});
-    else if (kind == "prefetch") add({"to", "bytes", "stream"});
-    else if (kind == "host_func") add({"duration", "stream"});
-    else if (kind == "graph_launch") add({"stream"});
-    else if (const AllocKind* a = alloc_kind(kind)) {
-        if (a->stream_ordered) add({"bytes", "stream"});
-        else add({"bytes"});
+    if (kind == "repeat") return {"repeat", "var", "do"};
+    if (kind == "if") return {"if", "then", "else"};
+    const OpSpelling* sp = find_spelling(kind);
+    std::string_view keys = sp->keys;
+    for (size_t pos = 0; pos < keys.size();) {
+        size_t end = keys.find(' ', pos);
+        if (end == std::string_view::npos) end = keys.size();
+        if (end > pos) k.emplace_back(keys.substr(pos, end - pos));
+        pos = end + 1;
     }
-    else if (kind == "repeat") { k = {"repeat", "var", "do"}; }
-    else if (kind == "if") { k = {"if", "then", "else"}; }
-    if (kind == "memset" || kind == "memset_async") k.erase(std::remove(k.begin(), k.end(), std::string("src")), k.end());
     if (task) {
         k.push_back("after");
-        if (kind == "host") k.push_back("thread");
+        if (sp->kind == OpKind::HostWork) k.push_back("thread");
         else if (std::find(k.begin(), k.end(), "stream") == k.end()) k.push_back("stream");
     }
     return k;
@@ -144,9 +127,11 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
                 fail_at(field(n, "repeat"), "the scenario's loops run more than " + std::to_string(cap) +
                                          " iterations in all; lower the counts, or raise the cap with --max-ops if this is intended");
             loop_vars_.back().second = i;
+            iter_dirty_ = true;
             lower_list(body, thread);
         }
         loop_vars_.pop_back();
+        iter_dirty_ = true;
         --depth_;
         return;
     }
@@ -164,18 +149,20 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
         return;
     }
     if (capturing_ >= 0) {  // a node of the graph being declared
-        if (kind != "kernel" && kind != "memcpy_async" && kind != "memset_async" && kind != "host_func")
+        if (!(find_spelling(kind)->forms & kInGraphs))
             fail_at(field(n, kind), "'" + kind + "' cannot be a graph node; a graph holds kernel, memcpy_async, "
                                     "memset_async and host_func ops (and repeat/if around them)");
         if (field(n, "stream"))
             fail_at(field(n, "stream"), "graph nodes run on the stream of their graph_launch; remove 'stream' here");
         Op op;
+        Site site;
         std::string label;
-        fill_op(op, kind, n, kNone, label, false);
+        fill_op(op, site, kind, n, kNone, label, false);
         for (const auto& lv : loop_vars_) label += "[" + std::to_string(lv.second) + "]";  // loops inside the graph
         op.stream = kNone;
-        op.name = intern_name(label);
-        op.loc = intern_loc(n);
+        site.label = intern_name(label);
+        site.loc = intern_loc(n);
+        op.site = intern_site(site);
         Graph& g = sc_.program.graphs[capturing_];
         if (g.nodes.size() >= opts_.max_ops)
             fail_at(n, "graph '" + g.name + "' has more than " + std::to_string(opts_.max_ops) + " nodes; raise the cap with --max-ops");
@@ -191,19 +178,20 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
         return;
     }
     Op op;
-    op.thread = thread;
+    op.thread = static_cast<int16_t>(thread);
+    Site site;
     std::string label;
     dyn_nodes_.clear();
-    fill_op(op, kind, n, thread, label, false);
-    if (op.kind == OpKind::GraphLaunch) return emit_graph_launch(op, n, label, thread);
-    uint32_t idx = emit(op, n, label);
+    fill_op(op, site, kind, n, thread, label, false);
+    if (op.kind == OpKind::GraphLaunch) return emit_graph_launch(op, site, n, label, thread);
+    uint32_t idx = emit(op, site, n, label);
     sc_.program.threads[thread].ops.push_back(idx);
     if (tpl && tpl->state == 0) {
         // Reusable when every loop-dependent scalar is the stream (an index) or a host op's or
         // fixed-duration kernel's duration: re-evaluating those two redoes all their checks.
         const YAML::Node st = field(n, "stream"), du = field(n, "duration");
         const bool dur_ok = op.kind == OpKind::HostWork || op.kind == OpKind::HostFunc ||
-                            (op.kind == OpKind::Kernel && op.flops == 0 && op.bytes == 0);
+                            (op.kind == OpKind::Kernel && site.flops == 0 && op.bytes == 0);
         bool reusable = true, dyn_stream = false, dyn_duration = false;
         for (size_t pos : dyn_nodes_) {
             if (st && st.Mark().pos >= 0 && static_cast<size_t>(st.Mark().pos) == pos) dyn_stream = true;
@@ -220,32 +208,37 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
     }
 }
 
-// emit() for an op whose label and source position (op.name, op.loc) are already interned.
+// emit() for an op whose site (label, source position, loop depth) is already interned. The
+// ops of one loop iteration share one slice of loop indices.
 uint32_t Lowerer::emit_interned(Op op, const YAML::Node& where) {
     auto& pg = sc_.program;
     check_caps(where);
-    op.iter_begin = static_cast<uint32_t>(pg.iter_indices.size());
-    op.iter_count = static_cast<uint8_t>(loop_vars_.size());
-    for (const auto& lv : loop_vars_) pg.iter_indices.push_back(static_cast<uint32_t>(lv.second));
+    if (!loop_vars_.empty()) {
+        if (iter_dirty_) {
+            iter_slice_ = static_cast<uint32_t>(pg.iter_indices.size());
+            for (const auto& lv : loop_vars_) pg.iter_indices.push_back(static_cast<uint32_t>(lv.second));
+            iter_dirty_ = false;
+        }
+        op.iter_begin = iter_slice_;
+    }
     pg.ops.push_back(op);
     return static_cast<uint32_t>(pg.ops.size() - 1);
 }
 
-// A graph launch: the launch op, then a copy of each node on the launch's stream.
-void Lowerer::emit_graph_launch(Op launch, const YAML::Node& n, const std::string& label, int32_t thread) {
+// A graph launch: the launch op, then a copy of each node on the launch's stream, named and
+// placed as the node is in the graph, with the launch's loop indices.
+void Lowerer::emit_graph_launch(Op launch, Site& site, const YAML::Node& n, const std::string& label, int32_t thread) {
     auto& pg = sc_.program;
-    pg.threads[thread].ops.push_back(emit(launch, n, label));
+    pg.threads[thread].ops.push_back(emit(launch, site, n, label));
     for (size_t k = 0; k < pg.graphs[launch.graph].nodes.size(); ++k) {
         Op node = pg.graphs[launch.graph].nodes[k];  // copied: emit may grow the vectors
-        node.thread = thread;
+        node.thread = static_cast<int16_t>(thread);
         node.stream = launch.stream;
-        node.graph = launch.graph;
         node.graph_node = true;
-        std::string name = pg.names[node.name];
-        uint32_t loc = node.loc;
-        uint32_t idx = emit(node, n, name);
-        pg.ops[idx].loc = loc;
-        pg.threads[thread].ops.push_back(idx);
+        Site ns = pg.sites[node.site];
+        ns.depth = static_cast<uint8_t>(loop_vars_.size());
+        node.site = intern_site(ns);
+        pg.threads[thread].ops.push_back(emit_interned(node, n));
     }
 }
 
@@ -275,13 +268,15 @@ void Lowerer::check_caps(const YAML::Node& where) const {
         check_memory_cap(sc_.program, opts_.max_memory, opts_.run_bytes_per_op, loc(where));
 }
 
-uint32_t Lowerer::emit(Op op, const YAML::Node& where, const std::string& label) {
-    op.name = intern_name(label);
-    op.loc = intern_loc(where);
+uint32_t Lowerer::emit(Op op, Site& site, const YAML::Node& where, const std::string& label) {
+    site.label = intern_name(label);
+    site.loc = intern_loc(where);
+    site.depth = static_cast<uint8_t>(loop_vars_.size());
+    op.site = intern_site(site);
     return emit_interned(op, where);
 }
 
-void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
+void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
                       bool task) {
     const YAML::Node head = field(n, kind);
     auto default_stream = [&]() -> int32_t {
@@ -303,7 +298,7 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
         op.kind = OpKind::Kernel;
         label_from_head();
         op.stream = stream_or_default();
-        fill_kernel(op, n);
+        fill_kernel(op, site, n);
     } else if (kind == "memcpy" || kind == "memcpy_async" || kind == "memset" || kind == "memset_async") {
         bool memset = kind.rfind("memset", 0) == 0;
         op.kind = memset ? OpKind::Memset : OpKind::Memcpy;
@@ -338,7 +333,7 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
         op.graph = graph_ref(head);
         if (op.kind == OpKind::GraphLaunch) op.stream = stream_or_default();
         label = kind + ":" + sc_.program.graphs[op.graph].name;
-    } else if (const AllocKind* alloc = alloc_kind(kind)) {
+    } else if (const OpSpelling* alloc = find_spelling(kind); alloc && is_alloc(alloc->kind)) {
         op.kind = alloc->kind;
         op.buffer = buffer_ref(head);
         const Buffer& b = sc_.program.buffers[op.buffer];
@@ -348,7 +343,7 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
         if (!host_side && b.kind != MemKind::Device)
             fail_at(head, kind + " allocates device memory; declare '" + b.name + "' with kind: device (it is " + to_string(b.kind) + ")");
         op.bytes = field(n, "bytes") ? need_bytes(field(n, "bytes"), "bytes") : b.bytes;
-        if (alloc->stream_ordered) op.stream = stream_or_default();
+        if (op.kind == OpKind::MallocAsync || op.kind == OpKind::FreeAsync) op.stream = stream_or_default();
         label = kind + ":" + b.name;
     } else if (kind == "prefetch") {
         op.kind = OpKind::Prefetch;
@@ -368,7 +363,7 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
     if (YAML::Node nm = field(n, "name")) label = need_name(nm, "name");
     if (YAML::Node u = field(n, "uses")) {
         if (!u.IsSequence()) fail_at(u, "'uses' must be a list of managed buffers");
-        op.uses_begin = static_cast<uint32_t>(sc_.program.uses.size());
+        site.uses_begin = static_cast<uint32_t>(sc_.program.uses.size());
         for (const auto& b : u) {
             int32_t id = buffer_ref(b);
             if (sc_.program.buffers[id].kind != MemKind::Managed)
@@ -376,8 +371,8 @@ void Lowerer::fill_op(Op& op, const std::string& kind, const YAML::Node& n, int3
                                to_string(sc_.program.buffers[id].kind));
             sc_.program.uses.push_back(static_cast<uint32_t>(id));
         }
-        if (sc_.program.uses.size() - op.uses_begin > UINT16_MAX) fail_at(u, "'uses' lists more than 65535 buffers");
-        op.uses_count = static_cast<uint16_t>(sc_.program.uses.size() - op.uses_begin);
+        if (sc_.program.uses.size() - site.uses_begin > UINT16_MAX) fail_at(u, "'uses' lists more than 65535 buffers");
+        site.uses_count = static_cast<uint16_t>(sc_.program.uses.size() - site.uses_begin);
     }
 }
 
@@ -407,13 +402,11 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
         if (sh || (sb.kind == MemKind::Managed && db.kind == MemKind::Device)) {
             op.dir = CopyDir::H2D;
             op.host_mem = sb.kind;
-            op.buffer = sb.kind == MemKind::Managed ? s : kNone;
-            op.host_buffer = sh ? s : kNone;
+            op.buffer = s;
         } else if (dh || (db.kind == MemKind::Managed && sb.kind == MemKind::Device)) {
             op.dir = CopyDir::D2H;
             op.host_mem = db.kind;
-            op.buffer = db.kind == MemKind::Managed ? d : kNone;
-            op.host_buffer = dh ? d : kNone;
+            op.buffer = d;
         } else {
             op.dir = CopyDir::D2D;
             op.host_mem = MemKind::Device;
@@ -443,27 +436,26 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
                                 std::to_string(limit) + " here");
 }
 
-void Lowerer::fill_kernel(Op& op, const YAML::Node& n) {
+void Lowerer::fill_kernel(Op& op, Site& site, const YAML::Node& n) {
     const HwProfile& p = sc_.profile;
     bool has_dur = bool(field(n, "duration")), has_roof = field(n, "flops") || field(n, "bytes");
     if (has_dur && has_roof) fail_at(field(n, "duration"), "a kernel takes either 'duration' or 'flops'/'bytes' (roofline), not both");
     if (!has_dur && !has_roof) fail_at(n, "kernel needs a 'duration', or 'flops' and/or 'bytes' for a roofline estimate");
     if (has_dur) op.duration = need_time(field(n, "duration"), "duration");
-    if (field(n, "flops")) op.flops = need_real(field(n, "flops"), "flops");
+    if (field(n, "flops")) site.flops = need_real(field(n, "flops"), "flops");
     if (field(n, "bytes")) op.bytes = need_bytes(field(n, "bytes"), "bytes");
-    op.shape.grid = field(n, "grid") ? static_cast<uint32_t>(need_int(field(n, "grid"), "grid", 1, INT32_MAX)) : static_cast<uint32_t>(p.sm_count);
-    op.shape.block = field(n, "block") ? static_cast<uint32_t>(need_int(field(n, "block"), "block", 1, 1024)) : 256;
-    op.shape.regs_per_thread = field(n, "registers") ? static_cast<uint32_t>(need_int(field(n, "registers"), "registers", 1, 255)) : 32;
-    op.shape.smem_per_block = field(n, "shared_memory") ? static_cast<uint32_t>(std::min<uint64_t>(need_bytes(field(n, "shared_memory"), "shared_memory"), UINT32_MAX)) : 0;
-    check_kernel_fits(op, n);
+    site.shape.grid = field(n, "grid") ? static_cast<uint32_t>(need_int(field(n, "grid"), "grid", 1, INT32_MAX)) : static_cast<uint32_t>(p.sm_count);
+    site.shape.block = field(n, "block") ? static_cast<uint32_t>(need_int(field(n, "block"), "block", 1, 1024)) : 256;
+    site.shape.regs_per_thread = field(n, "registers") ? static_cast<uint32_t>(need_int(field(n, "registers"), "registers", 1, 255)) : 32;
+    site.shape.smem_per_block = field(n, "shared_memory") ? static_cast<uint32_t>(std::min<uint64_t>(need_bytes(field(n, "shared_memory"), "shared_memory"), UINT32_MAX)) : 0;
+    check_kernel_fits(site.shape, n);
 }
 
-void Lowerer::check_kernel_fits(const Op& op, const YAML::Node& n) const {
+void Lowerer::check_kernel_fits(const KernelShape& k, const YAML::Node& n) const {
     std::string why;
-    if (blocks_per_sm(sc_.profile, op.shape, &why) != 0) return;
+    if (blocks_per_sm(sc_.profile, k, &why) != 0) return;
     // Point at the value to change and say how far.
     const HwProfile& p = sc_.profile;
-    const KernelShape& k = op.shape;
     auto at = [&](const char* key) { return n[key] ? n[key] : n; };
     if (k.block > p.sm_threads)
         fail_at(at("block"), "kernel cannot fit on an SM: " + why + "; use a block of at most " + std::to_string(p.sm_threads) + " threads");
@@ -495,26 +487,30 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
         if (kind == "repeat" || kind == "if" || kind == "event_sync" || kind == "stream_sync" || kind == "device_sync" ||
             kind == "event_record" || kind == "stream_wait_event")
             fail_at(field(n, kind), "'" + kind + "' is not a task; in the tasks form, dependencies are 'after' lists");
-        if (kind == "graph_instantiate" || kind == "graph_launch" || alloc_kind(kind))
+        if (kind == "graph_instantiate" || kind == "graph_launch" || is_alloc(find_spelling(kind)->kind))
             fail_at(field(n, kind), "'" + kind + "' is not a task; write graphs and allocation calls in the threads form");
         check_keys(n, file_, keys_for(kind, true), "task '" + name + "'");
         Op op;
+        Site site;
         int32_t thread = kNone;
         if (kind == "host") {
             std::string tname = field(n, "thread") ? need_name(field(n, "thread"), "thread") : "main";
             auto t = threads_.find(tname);
             if (t == threads_.end()) {
+                if (pg.threads.size() >= static_cast<size_t>(kMaxThreads))
+                    fail_at(field(n, "thread") ? field(n, "thread") : n, "more than " + std::to_string(kMaxThreads) +
+                                                                          " host threads; a program may have at most that many");
                 t = threads_.emplace(tname, static_cast<int32_t>(pg.threads.size())).first;
                 pg.threads.push_back(HostThread{tname, {}});
                 per_thread_.push_back(-1);
             }
             thread = t->second;
         }
-        op.thread = thread;
+        op.thread = static_cast<int16_t>(thread);
         std::string label;
-        fill_op(op, kind, n, thread, label, true);
+        fill_op(op, site, kind, n, thread, label, true);
         if (!field(n, "name")) label = name;
-        uint32_t idx = emit(op, n, label);
+        uint32_t idx = emit(op, site, n, label);
         index[name] = idx;
         if (thread >= 0) pg.threads[thread].ops.push_back(idx);
         else pg.gpu_tasks.push_back(idx);
@@ -525,9 +521,9 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
     std::vector<std::string> names;
     for (const auto& kv : index) names.push_back(kv.first);
     std::sort(names.begin(), names.end());
+    pg.after_index.assign(1, 0);
     for (size_t t = 0; t < after_nodes.size(); ++t) {
-        Op& op = pg.ops[t];
-        op.after_begin = static_cast<uint32_t>(pg.after.size());
+        const uint32_t first = static_cast<uint32_t>(pg.after.size());
         const YAML::Node& a = after_nodes[t];
         if (a) {
             std::vector<YAML::Node> refs;
@@ -547,12 +543,12 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
                 }
                 if (it->second == t)
                     fail_at(r, "task '" + task_names[t] + "' lists itself in 'after'; a task cannot wait for itself");
-                if (std::find(pg.after.begin() + op.after_begin, pg.after.end(), it->second) != pg.after.end())
+                if (std::find(pg.after.begin() + first, pg.after.end(), it->second) != pg.after.end())
                     fail_at(r, "task '" + dep + "' appears twice in 'after'; list it once");
                 pg.after.push_back(it->second);
             }
         }
-        op.after_count = static_cast<uint32_t>(pg.after.size() - op.after_begin);
+        pg.after_index.push_back(static_cast<uint32_t>(pg.after.size()));
     }
     std::vector<uint32_t> cycle = find_cycle(pg);
     if (!cycle.empty()) {
@@ -562,12 +558,11 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
         for (size_t k = 0; k < cycle.size(); ++k) {
             uint32_t x = cycle[k], y = cycle[(k + 1) % cycle.size()];
             msg += " " + task_names[x] + " ->";
-            auto first = pg.after.begin() + pg.ops[y].after_begin, last = first + pg.ops[y].after_count;
-            if (std::find(first, last, x) == last) implicit = true;
+            if (std::find(pg.after_begin(y), pg.after_end(y), x) == pg.after_end(y)) implicit = true;
         }
         msg += " " + task_names[cycle.front()] + " (each waits for the one before it); remove one of these 'after' entries";
         if (implicit) msg += " (tasks on one stream or host thread also run in file order)";
-        throw InputError(pg.locs[pg.ops[cycle.front()].loc], msg);
+        throw InputError(pg.loc(pg.ops[cycle.front()]), msg);
     }
 }
 

@@ -1,8 +1,10 @@
 #include "frontend/profile_loader.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "frontend/expr.hpp"
@@ -83,9 +85,17 @@ void set_profile_param(HwProfile& p, const std::string& key, const std::string& 
         throw InputError(where, "hardware parameter '" + key + "' must be " + want + ", got '" + text + "'");
     }
     double x = v.as_double();
-    if (x < 0 || (d->positive && x <= 0))
-        throw InputError(where, "hardware parameter '" + key + "' must be " + (d->positive ? "positive" : "non-negative") +
-                                    ", got '" + text + "'");
+    if (!d->range.contains(x)) {
+        const Range& r = d->range;
+        auto bound = [&](double b) { return format_quantity(d->dim, b); };
+        std::string want;
+        if (r.lo_open ? !(x > r.lo) : !(x >= r.lo))
+            want = r.lo == 0 ? (r.lo_open ? "positive" : "non-negative") : (r.lo_open ? "more than " : "at least ") + bound(r.lo);
+        else
+            want = (r.hi_open ? "less than " : "at most ") + bound(r.hi);
+        throw InputError(where, "hardware parameter '" + key + "' must be " + want + ", got '" + text + "' (allowed: " +
+                                    range_text(*d) + ")");
+    }
     if (d->time) p.*(d->time) = Time::ps(v.i);
     else if (d->count) {
         if (!v.integral) throw InputError(where, "hardware parameter '" + key + "' must be a whole number, got '" + text + "'");
@@ -101,65 +111,102 @@ void zero_latencies(HwProfile& p) {
     p.rules.duplex = false;
 }
 
-static HwProfile parse_profile_file(const std::string& path, const std::string& name);
+namespace {
+namespace fs = std::filesystem;
 
-HwProfile load_profile(const std::string& name, const SourceLoc& where) {
-    namespace fs = std::filesystem;
-    std::string path = name;
+// The file a profile name stands for: a shipped profile (a name without '/' and '.yaml') or a path,
+// relative to `dir` (the directory of the profile naming it as its base) or else the working directory.
+std::string resolve_profile(const std::string& name, const SourceLoc& where, const std::string& dir, bool base) {
+    const char* what = base ? "base profile" : "hardware profile";
     if (name.find('/') == std::string::npos && name.find(".yaml") == std::string::npos) {
-        path = profiles_dir() + "/" + name + ".yaml";
-        if (!fs::exists(path)) {
-            std::vector<std::string> names;
-            std::string list;
-            if (fs::is_directory(profiles_dir()))
-                for (const auto& e : fs::directory_iterator(profiles_dir()))
-                    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-            std::sort(names.begin(), names.end());
-            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-            // Variants of the name come first ('h100' -> 'h100-pcie' or 'h100-sxm'), then near spellings.
-            std::string near;
-            for (const auto& n : names)
-                if (n.rfind(name + "-", 0) == 0) near += (near.empty() ? "'" : " or '") + n + "'";
-            if (near.empty() && !(near = did_you_mean(name, names)).empty()) near = "'" + near + "'";
-            throw InputError(where, "unknown hardware profile '" + name + "'" +
-                                        (near.empty() ? "" : "; did you mean " + near + "?") + " (shipped: " + list +
-                                        "; or give the path of a profile file)");
-        }
-    } else if (!fs::is_regular_file(path)) {
-        throw InputError(where, "hardware profile file '" + path + "' " +
+        std::string path = profiles_dir() + "/" + name + ".yaml";
+        if (fs::exists(path)) return path;
+        std::vector<std::string> names;
+        std::string list;
+        if (fs::is_directory(profiles_dir()))
+            for (const auto& e : fs::directory_iterator(profiles_dir()))
+                if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+        std::sort(names.begin(), names.end());
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        // Variants of the name come first ('h100' -> 'h100-pcie' or 'h100-sxm'), then near spellings.
+        std::string near;
+        for (const auto& n : names)
+            if (n.rfind(name + "-", 0) == 0) near += (near.empty() ? "'" : " or '") + n + "'";
+        if (near.empty() && !(near = did_you_mean(name, names)).empty()) near = "'" + near + "'";
+        throw InputError(where, "unknown " + std::string(what) + " '" + name + "'" +
+                                    (near.empty() ? "" : "; did you mean " + near + "?") + " (shipped: " + list +
+                                    "; or give the path of a profile file)");
+    }
+    std::string path = dir.empty() || fs::path(name).is_absolute() ? name : (fs::path(dir) / name).string();
+    if (!fs::is_regular_file(path))
+        throw InputError(where, std::string(what) + " file '" + path + "' " +
                                     (fs::exists(path) ? "is not a regular file" : "does not exist") +
-                                    " (a profile name with '/' or '.yaml' is a path, relative to the working directory)");
-    }
-    // A sweep lowers its scenario once per point: keep each profile file read, keyed by its
-    // path, size and modification time, so that it is parsed once per process.
-    std::error_code ec;
-    auto mtime = fs::last_write_time(path, ec);
-    auto size = fs::file_size(path, ec);
-    std::string cache_key = ec ? std::string() : path + '\n' + std::to_string(size) + '\n' +
-                                                     std::to_string(mtime.time_since_epoch().count());
-    static std::mutex cache_mu;
-    static std::map<std::string, HwProfile> cache;
-    if (!cache_key.empty()) {
-        std::lock_guard<std::mutex> lock(cache_mu);
-        if (auto it = cache.find(cache_key); it != cache.end()) return it->second;
-    }
-    HwProfile p = parse_profile_file(path, name);
-    if (!cache_key.empty()) {
-        std::lock_guard<std::mutex> lock(cache_mu);
-        if (cache.size() > 64) cache.clear();
-        cache.emplace(cache_key, p);
-    }
-    return p;
+                                    (base ? " (a base with '/' or '.yaml' is a path, relative to the directory of the profile naming it)"
+                                          : " (a profile name with '/' or '.yaml' is a path, relative to the working directory)"));
+    return path;
 }
 
-static HwProfile parse_profile_file(const std::string& path, const std::string& name) {
+// Size and modification time of a file, "" when unknown: a profile read before is reused while
+// none of the files it was read from changed.
+std::string stamp_of(const std::string& path) {
+    std::error_code ec;
+    auto mtime = fs::last_write_time(path, ec);
+    if (ec) return {};
+    auto size = fs::file_size(path, ec);
+    if (ec) return {};
+    return std::to_string(size) + '\n' + std::to_string(mtime.time_since_epoch().count());
+}
+
+// The profiles being read, outermost first, to catch a chain of bases that comes back to itself.
+struct Chain {
+    std::vector<std::string> shown;
+    std::vector<std::string> canonical;  // filled in only once a base is met: most loads hit the cache
+    void fill() {
+        while (canonical.size() < shown.size()) canonical.push_back(fs::weakly_canonical(shown[canonical.size()]).string());
+    }
+};
+
+LoadedProfile load_file(const std::string& path, const std::string& name, Chain& chain);
+
+LoadedProfile parse_profile_file(const std::string& path, const std::string& name, Chain& chain) {
     YAML::Node root = load_yaml_file(path);
-    check_keys(root, path, {"name", "description", "params"}, "profile");
-    HwProfile p;
-    p.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar() : name;
+    check_keys(root, path, {"name", "description", "base", "params"}, "profile");
+    LoadedProfile lp;
+    lp.files.push_back({name, path});
+    const auto& decls = param_decls();
+    lp.origin.assign(decls.size(), -1);
+    YAML::Node base = root["base"];
+    if (base) {
+        if (!base.IsScalar() || base.Scalar().empty())
+            fail(base, path, "'base' must name a profile: a shipped one such as h200, or the path of a profile file");
+        const std::string base_name = base.Scalar();
+        const SourceLoc at = loc_of(base, path);
+        const std::string base_path = resolve_profile(base_name, at, fs::path(path).parent_path().string(), true);
+        const std::string canonical = fs::weakly_canonical(base_path).string();
+        chain.fill();
+        if (auto it = std::find(chain.canonical.begin(), chain.canonical.end(), canonical); it != chain.canonical.end()) {
+            std::string cycle;
+            for (size_t k = static_cast<size_t>(it - chain.canonical.begin()); k < chain.shown.size(); ++k)
+                cycle += chain.shown[k] + " -> ";
+            throw InputError(at, "profile bases form a cycle: " + cycle + base_path +
+                                     "; a profile's base chain must end in a profile without 'base'");
+        }
+        chain.shown.push_back(base_path);
+        chain.canonical.push_back(canonical);
+        LoadedProfile b = load_file(base_path, base_name, chain);
+        chain.shown.pop_back();
+        chain.canonical.resize(std::min(chain.canonical.size(), chain.shown.size()));
+        lp.profile = b.profile;
+        lp.files.insert(lp.files.end(), b.files.begin(), b.files.end());
+        for (size_t k = 0; k < decls.size(); ++k) lp.origin[k] = b.origin[k] < 0 ? -1 : b.origin[k] + 1;
+    }
+    lp.profile.name = root["name"] && root["name"].IsScalar() ? root["name"].Scalar() : name;
     YAML::Node params = root["params"];
+    if (base && (!params || params.IsNull())) return lp;  // the base under another name
     if (!params || !params.IsMap())
-        fail(params && !params.IsNull() ? params : root, path, "profile needs a 'params' mapping of parameter names to values (`hetsim params` lists them)");
+        fail(params && !params.IsNull() ? params : root, path,
+             base ? "'params' must map parameter names to the values that differ from the base (`hetsim params` lists them)"
+                  : "profile needs a 'params' mapping of parameter names to values (`hetsim params` lists them)");
     std::set<std::string> seen;
     for (auto it = params.begin(); it != params.end(); ++it) {
         if (!it->first.IsScalar()) fail(it->first, path, "profile parameter names must be plain names such as copy.h2d.bandwidth");
@@ -176,13 +223,59 @@ static HwProfile parse_profile_file(const std::string& path, const std::string& 
         const YAML::Node value = v.IsMap() ? v["value"] : v;
         if (!value.IsScalar())
             fail(value, path, "parameter '" + key + "' must be a single value such as 16GB/s, got " + a_node_type(value));
-        set_profile_param(p, key, value.Scalar(), loc_of(value, path));
+        set_profile_param(lp.profile, key, value.Scalar(), loc_of(value, path));
+        lp.origin[static_cast<size_t>(find_param(key) - decls.data())] = 0;
     }
-    for (const auto& d : param_decls())
-        if (!seen.count(d.key))
-            throw InputError(loc_of(params, path), std::string("profile is missing parameter '") + d.key + "' (" +
-                                                       d.description + ", a " + to_string(d.dim) + "); add it under 'params'");
-    return p;
+    if (!base) {
+        // Without a base every required parameter is given; the others take their declared default.
+        for (const auto& d : decls)
+            if (!seen.count(d.key) && !d.default_value)
+                throw InputError(loc_of(params, path), std::string("profile is missing parameter '") + d.key + "' (" +
+                                                           d.description + ", a " + to_string(d.dim) + "); add it under 'params'");
+        for (const auto& d : decls)
+            if (!seen.count(d.key)) set_profile_param(lp.profile, d.key, d.default_value, SourceLoc{"default of " + std::string(d.key)});
+    }
+    return lp;
 }
+
+LoadedProfile load_file(const std::string& path, const std::string& name, Chain& chain) {
+    // A sweep lowers its scenario once per point: keep each profile read, keyed by its path and
+    // checked against the size and modification time of every file of its base chain, so that
+    // it is parsed once per process.
+    struct Entry {
+        std::vector<std::pair<std::string, std::string>> stamps;  // path, stamp
+        LoadedProfile profile;
+    };
+    static std::mutex cache_mu;
+    static std::map<std::string, Entry> cache;
+    const std::string key = name + '\n' + path;
+    std::optional<Entry> seen;
+    {
+        std::lock_guard<std::mutex> lock(cache_mu);
+        if (auto it = cache.find(key); it != cache.end()) seen = it->second;
+    }
+    if (seen) {
+        bool fresh = true;
+        for (const auto& [p, s] : seen->stamps) fresh = fresh && !s.empty() && stamp_of(p) == s;
+        if (fresh) return std::move(seen->profile);
+    }
+    Entry e;
+    const std::string own = stamp_of(path);  // before reading: a change while it is read shows next time
+    e.profile = parse_profile_file(path, name, chain);
+    for (const auto& f : e.profile.files) e.stamps.emplace_back(f.path, &f == &e.profile.files.front() ? own : stamp_of(f.path));
+    std::lock_guard<std::mutex> lock(cache_mu);
+    if (cache.size() > 64) cache.clear();
+    cache[key] = e;
+    return e.profile;
+}
+}  // namespace
+
+LoadedProfile load_profile_sources(const std::string& name, const SourceLoc& where) {
+    const std::string path = resolve_profile(name, where, "", false);
+    Chain chain{{path}, {}};
+    return load_file(path, name, chain);
+}
+
+HwProfile load_profile(const std::string& name, const SourceLoc& where) { return load_profile_sources(name, where).profile; }
 
 }  // namespace hetsim

@@ -9,6 +9,11 @@
 namespace hetsim {
 
 namespace {
+// "file:line:col" (or "file" when the line is unknown), as messages name a place.
+std::string place(const SourceLoc& l) {
+    return l.line > 0 ? l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col) : l.file;
+}
+
 // yaml-cpp throws on some misuse of nodes (a subscript of a scalar); report it as bad input.
 Scenario lower(const YAML::Node& root, const std::string& file, const LoadOptions& opts, std::string text) {
     try {
@@ -70,6 +75,8 @@ Scenario Lowerer::run(const YAML::Node& root) {
         for (auto it = threads.begin(); it != threads.end(); ++it) {
             std::string name = need_name(it->first, "thread name");
             if (threads_.count(name)) fail_at(it->first, "duplicate thread '" + name + "'; give each host thread its own name");
+            if (sc_.program.threads.size() >= static_cast<size_t>(kMaxThreads))
+                fail_at(it->first, "more than " + std::to_string(kMaxThreads) + " host threads; a program may have at most that many");
             threads_[name] = static_cast<int32_t>(sc_.program.threads.size());
             sc_.program.threads.push_back(HostThread{name, {}});
             per_thread_.push_back(-1);
@@ -171,18 +178,25 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
     for (const auto& [key, value] : opts_.sets)
         if (key == "hardware.zero_latency") {
             if (value != "true" && value != "false")
-                throw InputError({"--set " + key}, "hardware.zero_latency must be true or false, got '" + value + "'");
+                throw InputError({"--set " + key + "=" + value}, "hardware.zero_latency must be true or false, got '" + value + "'");
             zero = value == "true";
         }
     if (zero) zero_latencies(sc_.profile);
     for (const auto& [key, node] : overrides) {
         if (!node.IsScalar())
             fail_at(node, "hardware parameter '" + key + "' must be a single value such as 16GB/s, got " + a_node_type(node));
-        set_profile_param(sc_.profile, key, substitute(node, node.Scalar()), loc_of(node, file_));
+        try {
+            set_profile_param(sc_.profile, key, substitute(node, node.Scalar()), loc_of(node, file_));
+        } catch (const InputError& e) {
+            // A value that is just a param set on the command line: the --set argument is at fault.
+            std::string arg = set_arg_of(node.Scalar());
+            if (arg.empty()) throw;
+            throw InputError(SourceLoc{arg}, e.message() + " (used at " + place(loc_of(node, file_)) + ")");
+        }
     }
     for (const auto& [key, value] : opts_.sets)
         if (key.rfind("hardware.", 0) == 0 && key != "hardware.zero_latency")
-            set_profile_param(sc_.profile, key.substr(9), value, SourceLoc{"--set " + key});
+            set_profile_param(sc_.profile, key.substr(9), value, SourceLoc{"--set " + key + "=" + value});
 }
 
 void Lowerer::parse_options(const YAML::Node& n) {
@@ -448,6 +462,8 @@ Value Lowerer::eval_at(const SourceLoc& at, int text_col, const std::string& raw
             msg += near.empty() ? " (not a loop variable or param; a value needs a unit such as 2ms or 64MiB)"
                                 : "; did you mean '" + near + "'?";
         }
+        if (std::string arg = at.file == file_ ? set_arg_of(raw) : ""; !arg.empty())
+            throw InputError(SourceLoc{arg}, msg + " (used as '" + raw + "' at " + place(at) + ")");
         if (text != raw) msg += " (after substituting params into '" + raw + "')";
         else if (text_col > 0) l.col = text_col + static_cast<int>(e.offset);
         throw InputError(l, msg);
@@ -488,6 +504,30 @@ std::string Lowerer::shown(const YAML::Node& n) const {
     return "'" + raw + "'" + (text != raw ? " (= '" + text + "')" : "");
 }
 
+std::string Lowerer::set_arg_of(const std::string& raw) const {
+    std::string t = raw;
+    for (size_t hops = 0; hops <= params_.size(); ++hops) {  // a param whose text is just another param's name
+        size_t a = t.find_first_not_of(' '), b = t.find_last_not_of(' ');
+        if (a == std::string::npos) return "";
+        t = t.substr(a, b - a + 1);
+        if (t.size() > 3 && t.compare(0, 2, "${") == 0 && t.find('}') == t.size() - 1) t = t.substr(2, t.size() - 3);
+        for (const auto& lv : loop_vars_)
+            if (lv.first == t) return "";  // a loop variable hides the param
+        auto it = params_.find(t);
+        if (it == params_.end()) return "";
+        if (!it->second.set_arg.empty()) return it->second.set_arg;
+        t = it->second.text;
+    }
+    return "";
+}
+
+void Lowerer::fail_value(const YAML::Node& n, const std::string& what) const {
+    if (n.IsScalar())
+        if (std::string arg = set_arg_of(n.Scalar()); !arg.empty())
+            throw InputError(SourceLoc{arg}, what + " (used at " + place(loc(n)) + ")");
+    fail_at(n, what);
+}
+
 static std::string kind_of(const Value& v) {
     return v.dim == Dim::None ? " (no unit)" : std::string(" (a ") + to_string(v.dim) + ")";
 }
@@ -496,8 +536,8 @@ Time Lowerer::need_time(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got " + a_node_type(n));
     Value v = eval(n, what);
     if (v.dim != Dim::Time)
-        fail_at(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got " + shown(n) + kind_of(v));
-    if (v.i < 0) fail_at(n, std::string(what) + " must not be negative, got " + v.describe());
+        fail_value(n, std::string(what) + " must be a time with a unit such as 2ms or 1.5us, got " + shown(n) + kind_of(v));
+    if (v.i < 0) fail_value(n, std::string(what) + " must not be negative, got " + v.describe());
     return Time::ps(v.i);
 }
 
@@ -505,8 +545,8 @@ uint64_t Lowerer::need_bytes(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got " + a_node_type(n));
     Value v = eval(n, what);
     if (v.dim != Dim::Bytes)
-        fail_at(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got " + shown(n) + kind_of(v));
-    if (v.i < 0) fail_at(n, std::string(what) + " must not be negative, got " + v.describe());
+        fail_value(n, std::string(what) + " must be a size with a unit such as 64MiB or 4KB, got " + shown(n) + kind_of(v));
+    if (v.i < 0) fail_value(n, std::string(what) + " must not be negative, got " + v.describe());
     return static_cast<uint64_t>(v.i);
 }
 
@@ -514,23 +554,23 @@ int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a whole number, got " + a_node_type(n));
     Value v = eval(n, what);
     if (v.dim != Dim::None)
-        fail_at(n, std::string(what) + " must be a whole number without a unit, got " + shown(n) + kind_of(v));
+        fail_value(n, std::string(what) + " must be a whole number without a unit, got " + shown(n) + kind_of(v));
     std::string range = "between " + std::to_string(lo) + " and " + std::to_string(hi);
     if (!v.integral) {
         if (std::isfinite(v.d) && std::floor(v.d) == v.d)  // whole, but beyond 64 bits
-            fail_at(n, std::string(what) + " must be " + range + ", got " + shown(n) + hint);
-        fail_at(n, std::string(what) + " must be a whole number, got " + shown(n));
+            fail_value(n, std::string(what) + " must be " + range + ", got " + shown(n) + hint);
+        fail_value(n, std::string(what) + " must be a whole number, got " + shown(n));
     }
-    if (v.i < lo || v.i > hi) fail_at(n, std::string(what) + " must be " + range + ", got " + std::to_string(v.i) + hint);
+    if (v.i < lo || v.i > hi) fail_value(n, std::string(what) + " must be " + range + ", got " + std::to_string(v.i) + hint);
     return v.i;
 }
 
 double Lowerer::need_real(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a plain number, got " + a_node_type(n));
     Value v = eval(n, what);
-    if (v.dim != Dim::None) fail_at(n, std::string(what) + " must be a plain number without a unit, got " + shown(n) + kind_of(v));
+    if (v.dim != Dim::None) fail_value(n, std::string(what) + " must be a plain number without a unit, got " + shown(n) + kind_of(v));
     double d = v.as_double();
-    if (!(d >= 0) || d > 1e30) fail_at(n, std::string(what) + " must be a number between 0 and 1e30, got " + shown(n));
+    if (!(d >= 0) || d > 1e30) fail_value(n, std::string(what) + " must be a number between 0 and 1e30, got " + shown(n));
     return d;
 }
 
@@ -539,7 +579,7 @@ bool Lowerer::need_bool(const YAML::Node& n, const char* what) const {
         std::string s = substitute(n, n.Scalar());
         if (s == "true") return true;
         if (s == "false") return false;
-        fail_at(n, std::string(what) + " must be true or false, got " + shown(n));
+        fail_value(n, std::string(what) + " must be true or false, got " + shown(n));
     }
     fail_at(n, std::string(what) + " must be true or false, got " + a_node_type(n));
 }
@@ -734,6 +774,22 @@ int32_t Lowerer::per_thread_stream(int32_t thread) {
 uint32_t Lowerer::intern_name(const std::string& s) {
     auto [it, inserted] = name_ids_.try_emplace(s, static_cast<uint32_t>(sc_.program.names.size()));
     if (inserted) sc_.program.names.push_back(s);
+    return it->second;
+}
+
+size_t Lowerer::SiteHash::operator()(const Site& s) const {
+    size_t h = std::hash<uint64_t>()((uint64_t{s.label} << 32) | s.loc);
+    auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix((uint64_t{s.depth} << 48) | (uint64_t{s.uses_count} << 32) | s.uses_begin);
+    mix((uint64_t{s.shape.grid} << 32) | s.shape.block);
+    mix((uint64_t{s.shape.regs_per_thread} << 32) | s.shape.smem_per_block);
+    mix(std::hash<double>()(s.flops));
+    return h;
+}
+
+uint32_t Lowerer::intern_site(const Site& s) {
+    auto [it, inserted] = site_ids_.try_emplace(s, static_cast<uint32_t>(sc_.program.sites.size()));
+    if (inserted) sc_.program.sites.push_back(s);
     return it->second;
 }
 

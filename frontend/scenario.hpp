@@ -8,7 +8,7 @@
 
 #include "frontend/limits.hpp"
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace YAML {
 class Node;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim {
 

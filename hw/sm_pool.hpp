@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 

@@ -22,10 +22,30 @@ Time copy_duration(const HwProfile& p, const Op& op) {
     return Time{};
 }
 
-Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes) {
-    return transfer_time(bytes, dir == CopyDir::H2D ? p.pageable_h2d_bw : p.pageable_d2h_bw);
+Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, bool warm) {
+    if (dir != CopyDir::H2D) return transfer_time(bytes, p.pageable_d2h_bw);
+    return transfer_time(bytes, warm && p.pageable_h2d_warm_bw ? p.pageable_h2d_warm_bw : p.pageable_h2d_bw);
 }
 
 uint64_t staging_chunk(const HwProfile& p, uint64_t bytes) { return std::min(bytes, p.staging_chunk); }
+
+Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_end) {
+    const Time alone = copy_duration(p, op);
+    if (op.dir == CopyDir::H2D) {
+        const Time chunk_dma = transfer_time(staging_chunk(p, op.bytes), p.h2d_bw);
+        return max(alone, staged_end + p.h2d_fixed + chunk_dma - now);
+    }
+    return max(alone, p.d2h_fixed + staging_time(p, op.dir, op.bytes));
+}
+
+Time prefetch_time(const HwProfile& p, uint64_t bytes, bool to_device) {
+    return transfer_time(bytes, to_device ? p.um_prefetch_h2d_bw : p.um_prefetch_d2h_bw);
+}
+
+double duplex_slowdown(const HwProfile& p, CopyDir self, bool self_pageable, bool other_pageable) {
+    // Measured: a pinned H2D halves beside a pageable D2H; a pinned D2H beside a pageable H2D is not slowed.
+    if (other_pageable && !self_pageable) return self == CopyDir::H2D ? p.pageable_contention : 1.0;
+    return p.duplex_factor;
+}
 
 }  // namespace hetsim

@@ -2,17 +2,35 @@
 // host staging of pageable copies.
 #pragma once
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
+
+// A copy the host stages through bounce buffers: pageable host memory, unless the rule
+// pageable_staging is off (then pageable copies run as pinned ones).
+inline bool is_pageable_copy(const HwProfile& p, const Op& op) {
+    return op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir != CopyDir::D2D && p.rules.pageable_staging;
+}
 
 // GPU-side duration of a copy, memset or prefetch moving `bytes` (DMA part only).
 Time copy_duration(const HwProfile& p, const Op& op);
 
-// Host time to stage `bytes` of a pageable copy through the bounce buffers.
-Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes);
+// Host time to stage `bytes` of a pageable copy through the bounce buffers; an H2D copy whose
+// source is still in the CPU caches (`warm`) stages at host.pageable_h2d_warm_bandwidth.
+Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, bool warm = false);
 
 // The chunk of a pageable copy that must be staged before its DMA can start / after it ends.
 uint64_t staging_chunk(const HwProfile& p, uint64_t bytes);
+
+// GPU time of a pageable copy's DMA, paced by the host: an H2D trails the staging (done at
+// `staged_end`) by one chunk; a D2H is drained by the host as it lands. `now` is its start.
+Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_end);
+
+// cudaMemPrefetchAsync moving `bytes` (the part not yet where it goes).
+Time prefetch_time(const HwProfile& p, uint64_t bytes, bool to_device);
+
+// Slow-down of a copy while the opposite direction's engine is busy (rules 1: duplex, and a
+// pinned H2D beside a pageable D2H).
+double duplex_slowdown(const HwProfile& p, CopyDir self, bool self_pageable, bool other_pageable);
 
 }  // namespace hetsim

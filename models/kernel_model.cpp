@@ -39,12 +39,17 @@ static Time compute_time(double flops, double peak) {
     return Time::ps(static_cast<int64_t>(std::ceil(flops / peak * 1e12)));
 }
 
-KernelCost kernel_cost(const HwProfile& p, const Op& op) {
-    if (op.flops == 0 && op.bytes == 0) return {max(op.duration, p.kernel_min_duration), false};
+KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops) {
+    if (flops == 0 && op.bytes == 0) return {max(op.duration, p.kernel_min_duration), false};
     Time mem = transfer_time(op.bytes, p.hbm_bw);
-    Time compute = compute_time(op.flops, p.peak_flops);
+    Time compute = compute_time(flops, p.peak_flops);
     KernelCost c{max(max(mem, compute), p.kernel_min_duration), op.bytes > 0 && mem >= compute};
     return c;
+}
+
+uint64_t waves(const HwProfile& p, const KernelShape& shape) {
+    const uint64_t wave = static_cast<uint64_t>(blocks_per_sm(p, shape)) * p.sm_count;
+    return wave ? std::max<uint64_t>(1, (shape.grid + wave - 1) / wave) : 1;
 }
 
 }  // namespace hetsim

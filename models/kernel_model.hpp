@@ -3,7 +3,7 @@
 #include <string>
 
 #include "models/profile.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"
 
 namespace hetsim {
 
@@ -16,7 +16,12 @@ struct KernelCost {
     bool memory_bound;    // the roofline's bytes term dominates: shares HBM with other such kernels
 };
 
-// Fixed `duration`, or the roofline max(flops / peak, bytes / HBM), never below kernel.min_duration.
-KernelCost kernel_cost(const HwProfile& p, const Op& op);
+// Fixed `duration`, or the roofline max(flops / peak, bytes / HBM), never below kernel.min_duration
+// (`flops` is the kernel's site's).
+KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops);
+
+// The waves of a kernel alone on the device (rounds of as many blocks of `shape` as fit on all
+// SMs at once), at least 1; one wave takes its duration over this.
+uint64_t waves(const HwProfile& p, const KernelShape& shape);
 
 }  // namespace hetsim

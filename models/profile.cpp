@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 namespace hetsim {
 
@@ -48,175 +49,191 @@ std::string Curve::text() const {
 
 namespace {
 using P = HwProfile;
-ParamDecl t(const char* k, Time P::*m, bool lat, const char* d) {
-    ParamDecl p{k, Dim::Time, lat, d};
+constexpr double kMs = 1e9, kS = 1e12;  // in ps
+constexpr double kTB = 1e12;            // B/s
+constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024, kTiB = kGiB * 1024;
+
+constexpr Range closed(double lo, double hi) { return Range{lo, hi, false, false}; }
+constexpr Range above(double lo, double hi) { return Range{lo, hi, true, false}; }  // lo < x <= hi
+
+// Upper bounds against absurd inputs (a unit slip, an extra factor of 1000), each far above
+// what a GPU of the next decade needs, so that they never stand in the way of a what-if study.
+constexpr Range kCall = closed(0, 10 * kMs);
+const char* const kCallNote = "today's calls, gaps and latencies take up to 50 us";
+constexpr Range kSlow = closed(0, 1 * kS);
+const char* const kSlowNote = "today's allocations, module loads and wake-ups take 3 us-2.4 ms";
+constexpr Range kHostBw = above(0, 100 * kTB);
+const char* const kHostBwNote = "over 100x NVLink-C2C's 450 GB/s per direction, and any host memory";
+constexpr Range kDevBw = above(0, 1000 * kTB);
+const char* const kDevBwNote = "over 100x the 8 TB/s of a B200's HBM3e";
+
+ParamDecl decl(const char* k, Dim dim, bool lat, const char* d, Range r, const char* note) {
+    ParamDecl p{k, dim, lat, d};
+    p.range = r;
+    p.range_note = note;
+    p.positive = r.lo == 0 && r.lo_open;
+    return p;
+}
+ParamDecl t(const char* k, Time P::*m, bool lat, const char* d, Range r = kCall, const char* note = kCallNote) {
+    ParamDecl p = decl(k, Dim::Time, lat, d, r, note);
     p.time = m;
     return p;
 }
-ParamDecl bw(const char* k, uint64_t P::*m, const char* d) {
-    ParamDecl p{k, Dim::Bandwidth, false, d};
+ParamDecl bw(const char* k, uint64_t P::*m, const char* d, Range r = kHostBw, const char* note = kHostBwNote) {
+    ParamDecl p = decl(k, Dim::Bandwidth, false, d, r, note);
     p.count = m;
-    p.positive = true;
     return p;
 }
-ParamDecl sz(const char* k, uint64_t P::*m, const char* d) {
-    ParamDecl p{k, Dim::Bytes, false, d};
+ParamDecl sz(const char* k, uint64_t P::*m, const char* d, Range r, const char* note) {
+    ParamDecl p = decl(k, Dim::Bytes, false, d, r, note);
     p.count = m;
-    p.positive = true;
     return p;
 }
-ParamDecl n(const char* k, uint64_t P::*m, const char* d) {
-    ParamDecl p{k, Dim::None, false, d};
+ParamDecl n(const char* k, uint64_t P::*m, const char* d, Range r, const char* note, const char* dflt = nullptr) {
+    ParamDecl p = decl(k, Dim::None, false, d, r, note);
     p.count = m;
-    p.positive = true;
+    p.default_value = dflt;
     return p;
 }
-ParamDecl n0(const char* k, uint64_t P::*m, const char* d) {  // 0 allowed
-    ParamDecl p = n(k, m, d);
-    p.positive = false;
-    return p;
-}
-ParamDecl sz0(const char* k, uint64_t P::*m, const char* d) {
-    ParamDecl p = sz(k, m, d);
-    p.positive = false;
-    return p;
-}
-ParamDecl real(const char* k, double P::*m, const char* d) {
-    ParamDecl p{k, Dim::None, false, d};
+ParamDecl real(const char* k, double P::*m, const char* d, Range r, const char* note, const char* dflt = nullptr) {
+    ParamDecl p = decl(k, Dim::None, false, d, r, note);
     p.real = m;
-    p.positive = true;
+    p.default_value = dflt;
     return p;
 }
-ParamDecl flag(const char* k, bool P::*m, const char* d) {
+ParamDecl flag(const char* k, bool P::*m, const char* d, const char* dflt) {
     ParamDecl p{k, Dim::None, false, d};
     p.flag = m;
+    p.default_value = dflt;
     return p;
 }
 ParamDecl rule(const char* k, bool P::Rules::*m, const char* d) {
     ParamDecl p{k, Dim::None, false, d};
     p.rule = m;
+    p.default_value = "on";
     return p;
 }
 ParamDecl curve(const char* k, Curve P::*m, const char* d) {
     ParamDecl p{k, Dim::Curve, false, d};
     p.curve = m;
+    p.default_value = "none";  // efficiency 1 at every size: the rule's neutral value
     return p;
 }
 }  // namespace
 
 const std::vector<ParamDecl>& param_decls() {
-    static const std::vector<ParamDecl> decls = [] {
-        std::vector<ParamDecl> v{
-            t("host.launch_cost", &P::launch_cost, true, "host time of cudaLaunchKernel"),
-            t("host.memcpy_call_cost", &P::memcpy_call_cost, true, "host time of a cudaMemcpy(Async) call"),
-            t("host.memset_call_cost", &P::memset_call_cost, true, "host time of a cudaMemset(Async) call"),
-            t("host.event_record_cost", &P::event_record_cost, true, "host time of cudaEventRecord"),
-            t("host.stream_wait_event_cost", &P::stream_wait_event_cost, true, "host time of cudaStreamWaitEvent"),
-            t("host.sync_call_cost", &P::sync_call_cost, true, "host time of a sync call with nothing to wait for"),
-            t("host.prefetch_call_cost", &P::prefetch_call_cost, true, "host time of cudaMemPrefetchAsync"),
-            t("host.sync_wakeup", &P::sync_wakeup, true, "GPU work done -> blocked sync call returns"),
-            bw("host.pageable_h2d_bandwidth", &P::pageable_h2d_bw, "host staging speed of pageable H2D copies"),
-            bw("host.pageable_d2h_bandwidth", &P::pageable_d2h_bw, "host staging speed of pageable D2H copies"),
-            sz("host.staging_chunk", &P::staging_chunk, "pinned bounce-buffer chunk of pageable copies"),
-            t("copy.h2d.fixed", &P::h2d_fixed, true, "GPU-side fixed cost of an H2D copy"),
-            bw("copy.h2d.bandwidth", &P::h2d_bw, "pinned H2D bandwidth"),
-            t("copy.d2h.fixed", &P::d2h_fixed, true, "GPU-side fixed cost of a D2H copy"),
-            bw("copy.d2h.bandwidth", &P::d2h_bw, "pinned D2H bandwidth"),
-            t("copy.d2d.fixed", &P::d2d_fixed, true, "GPU-side fixed cost of a D2D copy"),
-            bw("copy.d2d.bandwidth", &P::d2d_bw, "D2D copy bandwidth, counting read + write"),
-            t("copy.memset.fixed", &P::memset_fixed, true, "GPU-side fixed cost of a memset"),
-            bw("copy.memset.bandwidth", &P::memset_bw, "memset bandwidth"),
-            t("gpu.launch_latency", &P::launch_latency, true, "API call returns -> work starts on an idle stream"),
-            t("gpu.stream_gap", &P::stream_gap, true, "gap between dependent ops of one stream"),
-            t("gpu.event_gap", &P::event_gap, true, "gap of a dependency through an event or the legacy stream"),
-            n("sm.count", &P::sm_count, "number of SMs"),
-            n("sm.max_threads", &P::sm_threads, "resident threads per SM"),
-            n("sm.max_blocks", &P::sm_blocks, "resident blocks per SM"),
-            n("sm.registers", &P::sm_registers, "32-bit registers per SM"),
-            sz("sm.shared_memory", &P::sm_shared_memory, "shared memory per SM"),
-            bw("hbm.bandwidth", &P::hbm_bw, "HBM bandwidth seen by a memory-bound kernel"),
-            t("kernel.min_duration", &P::kernel_min_duration, true, "shortest kernel (empty kernel) on the GPU"),
-            bw("um.fault_bandwidth", &P::um_fault_bw, "GPU-fault-driven managed migration to the device"),
-            bw("um.prefetch_h2d_bandwidth", &P::um_prefetch_h2d_bw, "cudaMemPrefetchAsync to the device"),
-            bw("um.prefetch_d2h_bandwidth", &P::um_prefetch_d2h_bw, "cudaMemPrefetchAsync to the host"),
-            bw("um.cpu_fault_bandwidth", &P::um_cpu_fault_bw, "CPU-fault-driven migration back to the host"),
-            sz("device.memory", &P::device_memory, "device memory visible to the program"),
-        };
-        ParamDecl flops{"kernel.peak_flops", Dim::None, false, "peak FLOP/s for the roofline"};
-        flops.real = &P::peak_flops;
-        flops.positive = true;
-        v.push_back(flops);
-        ParamDecl contention{"host.launch_contention", Dim::None, false,
-                             "API calls from several host threads: cost x (1 + this x other threads inside a call)"};
-        contention.real = &P::launch_contention;
-        v.push_back(contention);
-        ParamDecl share{"hbm.sharing", Dim::None, false, "memory-bound kernels share HBM bandwidth (true/false)"};
-        share.flag = &P::hbm_sharing;
-        v.push_back(share);
-        for (ParamDecl d : {
-                 curve("copy.h2d.efficiency", &P::h2d_eff, "pinned H2D efficiency by size (none, or size:fraction, ...)"),
-                 curve("copy.d2h.efficiency", &P::d2h_eff, "pinned D2H efficiency by size (none, or size:fraction, ...)"),
-                 real("copy.duplex_factor", &P::duplex_factor, "H2D and D2H copies at once each take this x longer"),
-                 real("copy.pageable_contention", &P::pageable_contention,
-                      "a pinned H2D copy beside a pageable D2H copy takes this x longer"),
-                 sz0("host.staging_pool", &P::staging_pool, "pinned bounce-buffer pool of pageable H2D copies"),
-                 bw("host.pageable_h2d_warm_bandwidth", &P::pageable_h2d_warm_bw,
-                    "staging speed of a pageable H2D whose source is still in the CPU caches"),
-                 sz0("host.staging_cache", &P::staging_cache,
-                     "CPU cache bytes: a pageable buffer copied again before this much other pageable data is warm"),
-                 flag("host.pageable_sync", &P::pageable_sync,
-                      "documented behaviour: a pageable copy first syncs its stream (false: as measured)"),
-                 n0("gpu.hw_queues", &P::hw_queues, "hardware queues streams map onto (CUDA_DEVICE_MAX_CONNECTIONS)"),
-                 n0("gpu.launch_queue_depth", &P::launch_queue_depth, "queued ops per stream before a launch call blocks"),
-                 n("gpu.max_kernels", &P::max_kernels, "kernels running at once on the device"),
-                 t("host.module_load_cost", &P::module_load_cost, true, "first launch of each kernel: lazy module loading"),
-                 t("host.blocking_sync_wakeup", &P::blocking_sync_wakeup, true,
-                   "GPU work done -> sync returns under blocking-sync scheduling"),
-                 t("host.host_func_call_cost", &P::host_func_call_cost, true, "host time of cudaLaunchHostFunc"),
-                 t("gpu.host_func_latency", &P::host_func_latency, true, "preceding work done -> host callback starts"),
-                 t("gpu.host_func_gap", &P::host_func_gap, true, "host callback returns -> next op of its stream may start"),
-                 t("graph.instantiate_per_node", &P::graph_instantiate_per_node, true, "host time of cudaGraphInstantiate per node"),
-                 t("graph.launch_cost", &P::graph_launch_cost, true, "host time of cudaGraphLaunch"),
-                 t("graph.launch_per_node", &P::graph_launch_per_node, true, "host time of cudaGraphLaunch per node"),
-                 t("graph.node_gap", &P::graph_node_gap, true, "gap between dependent nodes of a graph"),
-                 t("graph.copy_node_extra", &P::graph_copy_node_extra, true, "extra GPU time of a copy node in a graph"),
-                 t("host.malloc_cost", &P::malloc_cost, true, "host time of cudaMalloc"),
-                 t("host.free_cost", &P::free_cost, true, "host time of cudaFree after the device is idle"),
-                 t("host.malloc_async_cost", &P::malloc_async_cost, true, "host time of cudaMallocAsync/cudaFreeAsync"),
-                 bw("host.malloc_host_bandwidth", &P::malloc_host_bw, "cudaMallocHost: bytes pinned per second"),
-                 bw("host.free_host_bandwidth", &P::free_host_bw, "cudaFreeHost: bytes unpinned per second"),
-                 bw("host.host_register_bandwidth", &P::host_register_bw, "cudaHostRegister: bytes pinned per second"),
-                 sz("um.block_size", &P::um_block, "managed-memory residency tracking granularity"),
-                 [] {
-                     ParamDecl d{"um.prefetch_host_block", Dim::None, false,
-                                 "part (0..1) of its transfer a prefetch to the device holds the calling host thread"};
-                     d.real = &P::um_prefetch_host_block;
-                     return d;
-                 }(),
-                 rule("rules.copy_efficiency", &P::Rules::copy_efficiency, "size-dependent pinned copy efficiency"),
-                 rule("rules.duplex", &P::Rules::duplex, "H2D beside D2H slow each other (copy.duplex_factor, copy.pageable_contention)"),
-                 rule("rules.copy_fifo", &P::Rules::copy_fifo, "one copy at a time per direction, FIFO across streams"),
-                 rule("rules.pageable_staging", &P::Rules::pageable_staging, "pageable copies staged by the host (off: as pinned)"),
-                 rule("rules.staging_pool", &P::Rules::staging_pool, "pageable H2D blocks when the bounce-buffer pool is full"),
-                 rule("rules.staging_cache", &P::Rules::staging_cache, "a pageable source still in the CPU caches stages faster"),
-                 rule("rules.legacy_sync", &P::Rules::legacy_sync, "legacy default stream synchronises with blocking streams"),
-                 rule("rules.sm_residency", &P::Rules::sm_residency, "kernels share SM block slots (off: each runs as if alone)"),
-                 rule("rules.kernel_limit", &P::Rules::kernel_limit, "at most gpu.max_kernels kernels at once"),
-                 rule("rules.priorities", &P::Rules::priorities, "stream priorities pick the next free block slot"),
-                 rule("rules.small_kernel_floor", &P::Rules::small_kernel_floor, "kernel.min_duration and gpu.launch_latency"),
-                 rule("rules.hw_queues", &P::Rules::hw_queues, "streams share gpu.hw_queues hardware queues (false dependencies)"),
-                 rule("rules.launch_queue", &P::Rules::launch_queue, "a full per-stream launch queue blocks the launching thread"),
-                 rule("rules.launch_contention", &P::Rules::launch_contention, "API calls from several threads contend"),
-                 rule("rules.module_loading", &P::Rules::module_loading, "first launch of a kernel loads its module"),
-                 rule("rules.sync_wakeup", &P::Rules::sync_wakeup, "blocked sync calls return a wake-up latency late"),
-                 rule("rules.host_funcs", &P::Rules::host_funcs, "host callback latencies (off: callbacks run at once)"),
-                 rule("rules.graphs", &P::Rules::graphs, "CUDA graph costs (off: graph nodes cost what stream launches cost)"),
-                 rule("rules.um_migration", &P::Rules::um_migration, "managed memory migrates on faults (off: always resident)"),
-                 rule("rules.alloc_costs", &P::Rules::alloc_costs, "allocation calls cost host time; cudaFree syncs the device"),
-             })
-            v.push_back(d);
-        return v;
-    }();
+    static const std::vector<ParamDecl> decls{
+        t("host.launch_cost", &P::launch_cost, true, "host time of cudaLaunchKernel"),
+        t("host.memcpy_call_cost", &P::memcpy_call_cost, true, "host time of a cudaMemcpy(Async) call"),
+        t("host.memset_call_cost", &P::memset_call_cost, true, "host time of a cudaMemset(Async) call"),
+        t("host.event_record_cost", &P::event_record_cost, true, "host time of cudaEventRecord"),
+        t("host.stream_wait_event_cost", &P::stream_wait_event_cost, true, "host time of cudaStreamWaitEvent"),
+        t("host.sync_call_cost", &P::sync_call_cost, true, "host time of a sync call with nothing to wait for"),
+        t("host.prefetch_call_cost", &P::prefetch_call_cost, true, "host time of cudaMemPrefetchAsync"),
+        t("host.sync_wakeup", &P::sync_wakeup, true, "GPU work done -> blocked sync call returns", kSlow, kSlowNote),
+        bw("host.pageable_h2d_bandwidth", &P::pageable_h2d_bw, "host staging speed of pageable H2D copies"),
+        bw("host.pageable_d2h_bandwidth", &P::pageable_d2h_bw, "host staging speed of pageable D2H copies"),
+        sz("host.staging_chunk", &P::staging_chunk, "pinned bounce-buffer chunk of pageable copies", above(0, kGiB),
+           "the driver stages about 1 MiB at a time"),
+        t("copy.h2d.fixed", &P::h2d_fixed, true, "GPU-side fixed cost of an H2D copy"),
+        bw("copy.h2d.bandwidth", &P::h2d_bw, "pinned H2D bandwidth"),
+        t("copy.d2h.fixed", &P::d2h_fixed, true, "GPU-side fixed cost of a D2H copy"),
+        bw("copy.d2h.bandwidth", &P::d2h_bw, "pinned D2H bandwidth"),
+        t("copy.d2d.fixed", &P::d2d_fixed, true, "GPU-side fixed cost of a D2D copy"),
+        bw("copy.d2d.bandwidth", &P::d2d_bw, "D2D copy bandwidth, counting read + write", kDevBw, kDevBwNote),
+        t("copy.memset.fixed", &P::memset_fixed, true, "GPU-side fixed cost of a memset"),
+        bw("copy.memset.bandwidth", &P::memset_bw, "memset bandwidth", kDevBw, kDevBwNote),
+        t("gpu.launch_latency", &P::launch_latency, true, "API call returns -> work starts on an idle stream"),
+        t("gpu.stream_gap", &P::stream_gap, true, "gap between dependent ops of one stream"),
+        t("gpu.event_gap", &P::event_gap, true, "gap of a dependency through an event or the legacy stream"),
+        n("sm.count", &P::sm_count, "number of SMs", closed(1, 1024),
+          "7x the 148 SMs of a B200"),
+        n("sm.max_threads", &P::sm_threads, "resident threads per SM", closed(1, 8192), "4x today's 2048"),
+        n("sm.max_blocks", &P::sm_blocks, "resident blocks per SM", closed(1, 256), "8x today's 32"),
+        n("sm.registers", &P::sm_registers, "32-bit registers per SM", closed(1, 1 << 20),
+          "16x today's 65536"),
+        sz("sm.shared_memory", &P::sm_shared_memory, "shared memory per SM", above(0, 16 * kMiB),
+           "70x today's 228 KiB"),
+        bw("hbm.bandwidth", &P::hbm_bw, "HBM bandwidth seen by a memory-bound kernel", kDevBw, kDevBwNote),
+        t("kernel.min_duration", &P::kernel_min_duration, true, "shortest kernel (empty kernel) on the GPU"),
+        bw("um.fault_bandwidth", &P::um_fault_bw, "GPU-fault-driven managed migration to the device"),
+        bw("um.prefetch_h2d_bandwidth", &P::um_prefetch_h2d_bw, "cudaMemPrefetchAsync to the device"),
+        bw("um.prefetch_d2h_bandwidth", &P::um_prefetch_d2h_bw, "cudaMemPrefetchAsync to the host"),
+        bw("um.cpu_fault_bandwidth", &P::um_cpu_fault_bw, "CPU-fault-driven migration back to the host"),
+        sz("device.memory", &P::device_memory, "device memory visible to the program", above(0, 16 * kTiB),
+           "over 50x the 288 GB of a B300"),
+        real("kernel.peak_flops", &P::peak_flops, "peak FLOP/s for the roofline", above(0, 1e18),
+             "100x the 1e16 dense FP4 FLOP/s of a B200"),
+        real("host.launch_contention", &P::launch_contention,
+             "API calls from several host threads: cost x (1 + this x other threads inside a call)", closed(0, 10),
+             "0: no contention; 0.44 measured", "0"),
+        flag("hbm.sharing", &P::hbm_sharing, "memory-bound kernels share HBM bandwidth (true/false)", "true"),
+        curve("copy.h2d.efficiency", &P::h2d_eff, "pinned H2D efficiency by size (none, or size:fraction, ...)"),
+        curve("copy.d2h.efficiency", &P::d2h_eff, "pinned D2H efficiency by size (none, or size:fraction, ...)"),
+        real("copy.duplex_factor", &P::duplex_factor, "H2D and D2H copies at once each take this x longer", closed(1, 10),
+             "1: no slow-down, below 1 would be a speed-up; 1.09 measured", "1"),
+        real("copy.pageable_contention", &P::pageable_contention,
+             "a pinned H2D copy beside a pageable D2H copy takes this x longer", closed(1, 10),
+             "1: no slow-down, below 1 would be a speed-up; 2.05 measured", "1"),
+        sz("host.staging_pool", &P::staging_pool, "pinned bounce-buffer pool of pageable H2D copies (0: unbounded)",
+           closed(0, kTiB), "more pinned memory than a host has"),
+        bw("host.pageable_h2d_warm_bandwidth", &P::pageable_h2d_warm_bw,
+           "staging speed of a pageable H2D whose source is still in the CPU caches"),
+        sz("host.staging_cache", &P::staging_cache,
+           "CPU cache bytes: a pageable buffer copied again before this much other pageable data is warm",
+           closed(0, kTiB), "more than any CPU cache, HBM caches included"),
+        flag("host.pageable_sync", &P::pageable_sync,
+             "documented behaviour: a pageable copy first syncs its stream (false: as measured)", "false"),
+        n("gpu.hw_queues", &P::hw_queues, "hardware queues streams map onto (CUDA_DEVICE_MAX_CONNECTIONS)", closed(1, 32),
+          "CUDA_DEVICE_MAX_CONNECTIONS takes 1 to 32; CUDA's default is 8", "8"),
+        n("gpu.launch_queue_depth", &P::launch_queue_depth, "queued ops per stream before a launch call blocks",
+          closed(1, 1 << 20), "rules.launch_queue: off for unbounded queues; 1000x the 1021 measured"),
+        n("gpu.max_kernels", &P::max_kernels, "kernels running at once on the device", closed(1, 4096),
+          "32x today's 128"),
+        t("host.module_load_cost", &P::module_load_cost, true, "first launch of each kernel: lazy module loading", kSlow,
+          kSlowNote),
+        t("host.blocking_sync_wakeup", &P::blocking_sync_wakeup, true,
+          "GPU work done -> sync returns under blocking-sync scheduling", kSlow, kSlowNote),
+        t("host.host_func_call_cost", &P::host_func_call_cost, true, "host time of cudaLaunchHostFunc"),
+        t("gpu.host_func_latency", &P::host_func_latency, true, "preceding work done -> host callback starts"),
+        t("gpu.host_func_gap", &P::host_func_gap, true, "host callback returns -> next op of its stream may start"),
+        t("graph.instantiate_per_node", &P::graph_instantiate_per_node, true, "host time of cudaGraphInstantiate per node"),
+        t("graph.launch_cost", &P::graph_launch_cost, true, "host time of cudaGraphLaunch"),
+        t("graph.launch_per_node", &P::graph_launch_per_node, true, "host time of cudaGraphLaunch per node"),
+        t("graph.node_gap", &P::graph_node_gap, true, "gap between dependent nodes of a graph"),
+        t("graph.copy_node_extra", &P::graph_copy_node_extra, true, "extra GPU time of a copy node in a graph"),
+        t("host.malloc_cost", &P::malloc_cost, true, "host time of cudaMalloc", kSlow, kSlowNote),
+        t("host.free_cost", &P::free_cost, true, "host time of cudaFree after the device is idle", kSlow, kSlowNote),
+        t("host.malloc_async_cost", &P::malloc_async_cost, true, "host time of cudaMallocAsync/cudaFreeAsync"),
+        bw("host.malloc_host_bandwidth", &P::malloc_host_bw, "cudaMallocHost: bytes pinned per second"),
+        bw("host.free_host_bandwidth", &P::free_host_bw, "cudaFreeHost: bytes unpinned per second"),
+        bw("host.host_register_bandwidth", &P::host_register_bw, "cudaHostRegister: bytes pinned per second"),
+        sz("um.block_size", &P::um_block, "managed-memory residency tracking granularity", closed(4 * kKiB, kGiB),
+           "a page at least, as hetsim keeps state per block of every managed buffer; a 1 GiB huge page at most"),
+        real("um.prefetch_host_block", &P::um_prefetch_host_block,
+             "part (0..1) of its transfer a prefetch to the device holds the calling host thread", closed(0, 1),
+             "0: the call returns after its call cost", "0"),
+        rule("rules.copy_efficiency", &P::Rules::copy_efficiency, "size-dependent pinned copy efficiency"),
+        rule("rules.duplex", &P::Rules::duplex, "H2D beside D2H slow each other (copy.duplex_factor, copy.pageable_contention)"),
+        rule("rules.copy_fifo", &P::Rules::copy_fifo, "one copy at a time per direction, FIFO across streams"),
+        rule("rules.pageable_staging", &P::Rules::pageable_staging, "pageable copies staged by the host (off: as pinned)"),
+        rule("rules.staging_pool", &P::Rules::staging_pool, "pageable H2D blocks when the bounce-buffer pool is full"),
+        rule("rules.staging_cache", &P::Rules::staging_cache, "a pageable source still in the CPU caches stages faster"),
+        rule("rules.legacy_sync", &P::Rules::legacy_sync, "legacy default stream synchronises with blocking streams"),
+        rule("rules.sm_residency", &P::Rules::sm_residency, "kernels share SM block slots (off: each runs as if alone)"),
+        rule("rules.kernel_limit", &P::Rules::kernel_limit, "at most gpu.max_kernels kernels at once"),
+        rule("rules.priorities", &P::Rules::priorities, "stream priorities pick the next free block slot"),
+        rule("rules.small_kernel_floor", &P::Rules::small_kernel_floor, "kernel.min_duration and gpu.launch_latency"),
+        rule("rules.hw_queues", &P::Rules::hw_queues, "streams share gpu.hw_queues hardware queues (false dependencies)"),
+        rule("rules.launch_queue", &P::Rules::launch_queue, "a full per-stream launch queue blocks the launching thread"),
+        rule("rules.launch_contention", &P::Rules::launch_contention, "API calls from several threads contend"),
+        rule("rules.module_loading", &P::Rules::module_loading, "first launch of a kernel loads its module"),
+        rule("rules.sync_wakeup", &P::Rules::sync_wakeup, "blocked sync calls return a wake-up latency late"),
+        rule("rules.host_funcs", &P::Rules::host_funcs, "host callback latencies (off: callbacks run at once)"),
+        rule("rules.graphs", &P::Rules::graphs, "CUDA graph costs (off: graph nodes cost what stream launches cost)"),
+        rule("rules.um_migration", &P::Rules::um_migration, "managed memory migrates on faults (off: always resident)"),
+        rule("rules.alloc_costs", &P::Rules::alloc_costs, "allocation calls cost host time; cudaFree syncs the device"),
+    };
     return decls;
 }
 
@@ -224,6 +241,74 @@ const ParamDecl* find_param(const std::string& key) {
     for (const auto& d : param_decls())
         if (key == d.key) return &d;
     return nullptr;
+}
+
+const char* kind_text(const ParamDecl& d) {
+    if (d.flag || d.rule) return "on/off";
+    if (d.curve) return "curve";
+    if (d.dim == Dim::None) return d.count ? "count" : "number";
+    return to_string(d.dim);
+}
+
+namespace {
+std::string number_text(double v) {  // "0.44", "6.7e13"
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    std::string s = buf;
+    if (size_t e = s.find("e+"); e != std::string::npos) s.erase(e + 1, 1);
+    if (size_t e = s.find("e0"); e != std::string::npos) s.erase(e + 1, 1);
+    return s;
+}
+}  // namespace
+
+std::string format_quantity(Dim dim, double v) {
+    struct Unit {
+        const char* name;
+        double scale;
+    };
+    static const Unit times[] = {{"s", 1e12}, {"ms", 1e9}, {"us", 1e6}, {"ns", 1e3}, {"ps", 1}};
+    static const Unit sizes[] = {{"TiB", kTiB}, {"TB", 1e12}, {"GiB", kGiB}, {"GB", 1e9}, {"MiB", kMiB},
+                                 {"MB", 1e6},   {"KiB", kKiB}, {"KB", 1e3},  {"B", 1}};
+    static const Unit rates[] = {{"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6}, {"KB/s", 1e3}, {"B/s", 1}};
+    const Unit* units = nullptr;
+    size_t count = 0;
+    if (dim == Dim::Time) units = times, count = std::size(times);
+    else if (dim == Dim::Bytes) units = sizes, count = std::size(sizes);
+    else if (dim == Dim::Bandwidth) units = rates, count = std::size(rates);
+    else return number_text(v);
+    if (v == 0) return std::string("0") + (dim == Dim::Time ? "us" : units[count - 1].name);
+    // The largest unit that states the value exactly in at most 10 digits (a size in at most 4
+    // decimals: 1072KiB rather than 1.046875MiB), else the largest unit below it.
+    const Unit* fallback = nullptr;
+    for (size_t k = 0; k < count; ++k) {
+        const Unit& u = units[k];
+        if (v < u.scale) continue;
+        std::string s = number_text(v / u.scale);
+        size_t dot = s.find('.');
+        bool short_enough = dim != Dim::Bytes || dot == std::string::npos || s.size() - dot - 1 <= 4;
+        if (short_enough && std::llround(std::strtod(s.c_str(), nullptr) * u.scale) == std::llround(v)) return s + u.name;
+        if (!fallback) fallback = &u;
+    }
+    if (!fallback) fallback = &units[count - 1];
+    return number_text(v / fallback->scale) + fallback->name;
+}
+
+std::string range_text(const ParamDecl& d) {
+    if (d.flag) return "true or false";
+    if (d.rule) return "on or off";
+    if (d.curve) return "none, or size:fraction points with growing sizes and fractions 0 < f <= 1";
+    auto bound = [&](double b) { return b == 0 ? std::string("0") : format_quantity(d.dim, b); };
+    return bound(d.range.lo) + (d.range.lo_open ? " < x " : " <= x ") + (d.range.hi_open ? "< " : "<= ") + bound(d.range.hi);
+}
+
+std::string value_text(const HwProfile& p, const ParamDecl& d) {
+    if (d.time) return format_quantity(Dim::Time, static_cast<double>((p.*(d.time)).ps()));
+    if (d.count) return d.dim == Dim::None ? std::to_string(p.*(d.count)) : format_quantity(d.dim, static_cast<double>(p.*(d.count)));
+    if (d.real) return number_text(p.*(d.real));
+    if (d.flag) return p.*(d.flag) ? "true" : "false";
+    if (d.rule) return p.rules.*(d.rule) ? "on" : "off";
+    if (d.curve) return (p.*(d.curve)).text();
+    return "?";
 }
 
 std::string profiles_dir() {

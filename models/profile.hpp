@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/time.hpp"
+#include "core/time.hpp"
 
 namespace hetsim {
 
@@ -76,6 +76,13 @@ struct HwProfile {
     } rules;
 };
 
+// The values a parameter may take, in its base unit (ps, bytes, bytes/s or a plain number).
+struct Range {
+    double lo = 0, hi = 0;
+    bool lo_open = false, hi_open = false;  // exclusive bounds
+    bool contains(double x) const { return (lo_open ? x > lo : x >= lo) && (hi_open ? x < hi : x <= hi); }
+};
+
 struct ParamDecl {
     const char* key;          // e.g. "copy.h2d.bandwidth"
     Dim dim;
@@ -88,11 +95,30 @@ struct ParamDecl {
     bool HwProfile::*flag = nullptr;
     bool HwProfile::Rules::*rule = nullptr;  // a `rules.*` switch
     Curve HwProfile::*curve = nullptr;
-    bool positive = false;    // must be > 0 (bandwidths, SM resources)
+    bool positive = false;    // must be > 0 (bandwidths, SM resources): range.lo is 0, exclusive
+    // Times, sizes, bandwidths, counts and numbers: the allowed values. Curves and switches
+    // check their own form (fractions in (0, 1]; on/off).
+    Range range;
+    const char* range_note = nullptr;  // why the bounds are where they are, when that is not obvious
+    // The value (as a profile writes it) that a profile without `base:` gets when it omits the
+    // parameter; nullptr: required. Only switches, CUDA's own defaults (gpu.hw_queues) and the
+    // neutral value of a rule's parameter have one, never a physical quantity the user must know
+    // (a bandwidth, an SM resource, a call cost).
+    const char* default_value = nullptr;
 };
 
 const std::vector<ParamDecl>& param_decls();
 const ParamDecl* find_param(const std::string& key);
+
+// What a parameter holds: "time", "size", "bandwidth", "count" (a whole number), "number", "on/off" or "curve".
+const char* kind_text(const ParamDecl& d);
+// Its allowed values: "1 <= x <= 32", "0 < x <= 100TB/s", "on or off", ...
+std::string range_text(const ParamDecl& d);
+// A value in base units as a literal with its unit, shortest exact form first: "3.268us", "228KiB",
+// "55.48235GB/s", "132" (Dim::None).
+std::string format_quantity(Dim dim, double base_value);
+// The parameter's value in `p`, as a profile would write it.
+std::string value_text(const HwProfile& p, const ParamDecl& d);
 
 // Returns the directory holding the shipped profiles (hw/profiles).
 std::string profiles_dir();

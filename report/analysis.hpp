@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/program.hpp"
-#include "sim/time.hpp"
-#include "sim/timeline.hpp"
+#include "core/program.hpp"
+#include "core/time.hpp"
+#include "core/timeline.hpp"
 
 namespace hetsim::report {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/program.hpp"
-#include "sim/timeline.hpp"
+#include "core/program.hpp"
+#include "core/timeline.hpp"
 
 namespace hetsim::report {
 

@@ -12,7 +12,7 @@
 
 #include "report/json_input.hpp"
 #include "report/json_report.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::report {
 namespace {

@@ -3,8 +3,8 @@
 #include <ostream>
 #include <string>
 
-#include "sim/program.hpp"
-#include "sim/timeline.hpp"
+#include "core/program.hpp"
+#include "core/timeline.hpp"
 
 namespace hetsim::report {
 

@@ -11,8 +11,8 @@
 
 #include "report/analysis.hpp"
 #include "report/compare.hpp"
-#include "sim/program.hpp"
-#include "sim/timeline.hpp"
+#include "core/program.hpp"
+#include "core/timeline.hpp"
 
 namespace hetsim::report {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::report {
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::report {
 namespace {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "core/program.hpp"
+#include "core/timeline.hpp"
 #include "report/analysis.hpp"
-#include "sim/program.hpp"
-#include "sim/timeline.hpp"
 
 namespace hetsim::report {
 

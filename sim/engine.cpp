@@ -1,54 +1,33 @@
+// The engine: the event loop, the host threads running their op lists, dependency binding at
+// each call's simulated time (sim/binder.hpp), and the timeline. The GPU's work is the units'
+// (hw/): the engine hands each ready op to the unit its kind's row of the op table names, and
+// the units report back through the UnitSink the engine implements.
 #include "sim/engine.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <deque>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 
-#include "hw/sm_pool.hpp"
+#include "hw/copy_engines.hpp"
+#include "hw/host_threads.hpp"
+#include "hw/managed_memory.hpp"
+#include "hw/sm_scheduler.hpp"
+#include "hw/staging.hpp"
+#include "hw/stream_queues.hpp"
+#include "hw/unit.hpp"
 #include "models/copy_model.hpp"
-#include "models/kernel_model.hpp"
+#include "models/host_model.hpp"
+#include "models/rules.hpp"
+#include "sim/binder.hpp"
 #include "sim/event_queue.hpp"
 
 namespace hetsim {
 
 namespace {
 
+// Event types. At equal times completions run first, then GPU work becoming ready, then host
+// steps; within a priority, in the order the events were scheduled.
 enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kCopyDone, kGpuReady, kHostStep };
 constexpr uint32_t prio(EvType t) { return t <= kCopyDone ? 0 : t == kGpuReady ? 1 : 2; }
-
-// The profile as the engine uses it: a rule switched off (`rules.*`) sets its parameters to
-// the values that make it vanish, so the code below needs no test for most switches.
-HwProfile effective_profile(const HwProfile& in) {
-    HwProfile p = in;
-    const auto& r = in.rules;
-    if (!r.copy_efficiency) p.h2d_eff = p.d2h_eff = Curve{};
-    if (!r.duplex) p.duplex_factor = p.pageable_contention = 1;
-    if (!r.staging_pool) p.staging_pool = 0;
-    if (!r.kernel_limit) p.max_kernels = UINT32_MAX;
-    if (!r.small_kernel_floor) p.kernel_min_duration = p.launch_latency = Time{};
-    if (!r.launch_queue) p.launch_queue_depth = 0;
-    if (!r.hw_queues) p.hw_queues = 0;
-    if (!r.launch_contention) p.launch_contention = 0;
-    if (!r.module_loading) p.module_load_cost = Time{};
-    if (!r.sync_wakeup) p.sync_wakeup = p.blocking_sync_wakeup = Time{};
-    if (!r.host_funcs) {
-        p.host_func_latency = p.launch_latency;
-        p.host_func_gap = p.stream_gap;
-    }
-    if (!r.graphs) {  // a graph costs what launching its nodes one by one costs
-        p.graph_instantiate_per_node = p.graph_launch_cost = p.graph_copy_node_extra = Time{};
-        p.graph_launch_per_node = p.launch_cost;
-        p.graph_node_gap = p.stream_gap;
-    }
-    if (!r.alloc_costs) {
-        p.malloc_cost = p.free_cost = p.malloc_async_cost = Time{};
-        p.malloc_host_bw = p.free_host_bw = p.host_register_bw = 0;  // 0 = free
-    }
-    return p;
-}
 
 constexpr uint32_t kThreadBit = 0x80000000u;  // edge target is a waiting host thread
 
@@ -58,6 +37,7 @@ struct Edge {
     CauseKind kind;
 };
 
+// A host thread running its op list.
 struct ThreadState {
     uint32_t pc = 0;
     bool waiting_deps = false;  // tasks form: blocked until the current op's `after` deps finish
@@ -71,68 +51,28 @@ struct ThreadState {
     bool presynced = false;     // the current call's stream sync is done
 };
 
-// The copy running on one direction's engine; its speed changes while the other direction runs.
-struct ActiveCopy {
-    int32_t op = -1;
-    Time work_left;  // at full speed
-    Time last;       // when work_left was last brought up to date
-    double factor = 1;
-    uint32_t version = 0;
-};
+// A timeline with a record per op: the units keep a pointer to them from the start.
+Timeline records_for(const Program& pg) {
+    Timeline t;
+    t.ops.resize(pg.ops.size());
+    return t;
+}
 
-struct CopyQueue {
-    std::deque<uint32_t> waiting;  // ready copies behind the running one (ActiveCopy)
-};
-
-struct ActiveKernel {
-    uint32_t op;
-    uint32_t unplaced;
-    uint32_t running_batches = 0;
-    Time block_time;
-    Time first_extra;  // managed-memory fault stall paid by the first batch
-    BlockNeed need;
-    bool mem_bound;
-    bool started = false;
-    int priority;
-    uint64_t order;
-};
-
-struct Batch {
-    uint32_t kernel;  // index into active_
-    uint32_t blocks = 0;
-    uint32_t version = 0;
-    bool live = false;
-    Time work_left;  // memory-bound batches: full-speed work still to do
-    Time last;       // when work_left was last brought up to date
-    std::vector<SmRun> runs;
-};
-
-class Simulator {
+class Simulator final : public UnitSink {
 public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
-        : pg_(pg), hw_(effective_profile(hw)), opts_(o), sm_(hw_) {
+        : pg_(pg), hw_(effective_profile(hw)), opts_(o), tl_(records_for(pg)), binder_(pg, hw_.rules.legacy_sync), host_(pg, hw_), um_(pg, hw_),
+          staging_(pg, hw_), hw_queues_(pg, hw_), launch_queues_(pg, hw_), copies_(pg, hw_, *this, staging_, um_),
+          device_copies_(pg, hw_, *this), sms_(pg, hw_, *this) {
         size_t n = pg.ops.size();
-        tl_.ops.resize(n);
         pending_.assign(n, 0);
         ready_.assign(n, Time{});
-        ready_cause_.resize(n);
         succ_.assign(n, -1);
-        done_.assign(n, 0);
-        host_pending_.assign(n, 0);
-        stream_last_.assign(pg.streams.size(), -1);
-        event_last_.assign(pg.events.size(), -1);
-        threads_.resize(pg.threads.size());
-        api_end_.assign(pg.threads.size(), Time{});
-        init_managed();
-        lq_ops_.resize(pg.streams.size());
-        lq_waiters_.resize(pg.streams.size());
-        nq_ = pg.max_connections && hw_.hw_queues ? pg.max_connections : static_cast<uint32_t>(hw_.hw_queues);
-        if (nq_) {
-            queue_tail_.assign(nq_ + 1, -1);
-            queue_next_.assign(n, -1);
-            left_.assign(n, 0);
+        if (pg.tasks_form) {
+            host_pending_.assign(n, 0);
+            host_ready_cause_.resize(n);
         }
-        edges_.reserve(n * 2);
+        threads_.resize(pg.threads.size());
         q_.reserve(64);
     }
 
@@ -150,21 +90,38 @@ public:
                 throw DeadlockError("simulated time passed the limit of " + std::to_string(opts_.time_limit.ps() / 1000) +
                                     " ns; raise it with --time-limit");
             now_ = now;
-            switch (e.type) {
+            switch (e.type()) {
                 case kHostStep: host_step(e.a); break;
                 case kGpuReady: dispatch(e.a); break;
-                case kGpuDone: gpu_done(e.a); break;
-                case kCopyDone: copy_done(e.a, e.b); break;
-                case kBatchDone: batch_done(e.a, e.b); break;
+                case kGpuDone: finished(e.a); break;
+                case kCopyDone: copies_.on_event(e.a, e.b); break;
+                case kBatchDone: sms_.on_event(e.a, e.b); break;
                 case kHostDone: release_successors(e.a, now_); break;
             }
-            if (mem_dirty_) rescale_memory_bound();
+            sms_.after_event();
         }
         check_finished();
         Time end;
         for (const auto& r : tl_.ops) end = max(end, r.end());
         tl_.end_to_end = end;
+        tl_.sm_thread_occupancy_ps = sms_.thread_occupancy_ps();
         return std::move(tl_);
+    }
+
+    // ------------------------------------------------------------ UnitSink
+    const Time& clock() const override { return now_; }
+    OpRecord* records() override { return tl_.ops.data(); }
+    void wake(UnitId unit, Time at, uint32_t a, uint32_t b) override {
+        const EvType t = unit == UnitId::CopyEngines ? kCopyDone : kBatchDone;
+        q_.push(at, prio(t), t, a, b);
+    }
+    void finish_at(uint32_t op, Time at) override { q_.push(at, prio(kGpuDone), kGpuDone, op); }
+    void host_returns(uint32_t thread, uint32_t op, Time at) override { finish_host(thread, op, at); }
+    void finished(uint32_t i) override {
+        const Op& op = pg_.ops[i];
+        tl_.ops[i].gpu_end = now_;
+        if (op.kind == OpKind::Prefetch) um_.migrate(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
+        release_successors(i, now_);
     }
 
 private:
@@ -184,181 +141,122 @@ private:
         if (!r.has_host()) r.host_start = now_;
         Time waited = now_ - r.host_start;
         r.host_cause = th.next_cause;
-        if (pg_.tasks_form && waited > Time{}) r.host_cause = ready_cause_[i];
+        if (pg_.tasks_form && waited > Time{}) r.host_cause = host_ready_cause_[i];
         r.sync_wait = waited;
-        Time call = now_;
+        const Time call = now_;
         if (op.graph_node) {  // issued by its GraphLaunch: no call of its own
             submit(i, now_, false);
             return finish_host(t, i, now_);
         }
-        if (hw_.launch_queue_depth && Program::is_stream_op(op.kind) && lq_ops_[op.stream].size() >= hw_.launch_queue_depth) {
-            lq_waiters_[op.stream].push_back(t);  // the stream's launch queue is full: wait for an entry
-            r.host_cause = Cause{static_cast<int32_t>(lq_ops_[op.stream].front()), Phase::Gpu, CauseKind::Resource};
+        if (Program::is_stream_op(op.kind) && launch_queues_.full(op.stream)) {
+            launch_queues_.wait(op.stream, t);  // the stream's launch queue is full: wait for an entry
+            r.host_cause = Cause{static_cast<int32_t>(launch_queues_.oldest(op.stream)), Phase::Gpu, CauseKind::Resource};
             return;
         }
         switch (op.kind) {
-            case OpKind::HostWork: {
-                Time d = op.duration + migrate_to_host(op);
-                finish_host(t, i, call + d);
-                return;
-            }
-            case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + module_load(op.name));
+            case OpKind::HostWork: return finish_host(t, i, call + op.duration + cpu_faults(op));
+            case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + host_.module_load(pg_.site(op).label));
             case OpKind::EventRecord: return async_call(t, i, hw_.event_record_cost);
             case OpKind::StreamWaitEvent: return async_call(t, i, hw_.stream_wait_event_cost);
             case OpKind::Prefetch: {
-                // A prefetch to the device holds the host for part of its transfer (measured).
-                Time hold;
-                if (op.to_device && hw_.um_prefetch_host_block > 0) {
-                    uint64_t bytes = to_move(static_cast<uint32_t>(op.buffer), true, op.bytes);
-                    hold = Time::ps(static_cast<int64_t>(static_cast<double>(transfer_time(bytes, hw_.um_prefetch_h2d_bw).ps()) *
-                                                         std::min(1.0, hw_.um_prefetch_host_block)));
-                }
-                // The transfer is issued at the start of the hold, not after it.
-                Time called = now_ + api_cost(t, hw_.prefetch_call_cost);
+                // A prefetch to the device holds the host for part of its transfer (measured);
+                // the transfer is issued at the start of the hold, not after it.
+                const Time hold = op.to_device ? prefetch_host_hold(hw_, um_.to_move(static_cast<uint32_t>(op.buffer), true, op.bytes)) : Time{};
+                const Time called = now_ + host_.call(t, hw_.prefetch_call_cost, now_);
                 submit(i, called, false);
                 return finish_host(t, i, called + hold);
             }
             case OpKind::Memset: {
                 if (!op.sync) return async_call(t, i, hw_.memset_call_cost);
-                Time called = call + api_cost(t, hw_.memset_call_cost);
+                const Time called = call + host_.call(t, hw_.memset_call_cost, now_);
                 submit(i, called, false);
-                return block_on(t, i, {static_cast<int32_t>(i)}, called, wakeup());
+                const int32_t self = static_cast<int32_t>(i);
+                return block_on(t, i, &self, &self + 1, called, host_.sync_wakeup());
             }
             case OpKind::Memcpy: return memcpy_call(t, i);
-            case OpKind::StreamSync: return block_on(t, i, {stream_last_[op.stream]}, call + hw_.sync_call_cost, wakeup());
+            case OpKind::StreamSync: {
+                const int32_t last = binder_.stream_last(op.stream);
+                return block_on(t, i, &last, &last + 1, call + hw_.sync_call_cost, host_.sync_wakeup());
+            }
             case OpKind::EventSync: {
-                int32_t rec = event_last_[op.event];
+                const int32_t rec = binder_.event_last(op.event);
                 if (rec < 0) warn_unrecorded(i);
-                // An event without cudaEventBlockingSync spins even under blocking-sync scheduling.
-                Time wake = pg_.events[op.event].blocking_sync ? hw_.blocking_sync_wakeup : hw_.sync_wakeup;
-                return block_on(t, i, {rec}, call + hw_.sync_call_cost, wake);
+                return block_on(t, i, &rec, &rec + 1, call + hw_.sync_call_cost, host_.event_wakeup(pg_.events[op.event]));
             }
-            case OpKind::DeviceSync: return block_on(t, i, stream_last_, call + hw_.sync_call_cost, wakeup());
+            case OpKind::DeviceSync: return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup());
             case OpKind::HostFunc: return async_call(t, i, hw_.host_func_call_cost);
-            case OpKind::GraphLaunch: {
-                auto nodes = static_cast<int64_t>(pg_.graphs[op.graph].nodes.size());
-                return async_call(t, i, hw_.graph_launch_cost + Time::ps(hw_.graph_launch_per_node.ps() * nodes));
-            }
+            case OpKind::GraphLaunch: return async_call(t, i, graph_launch_cost(hw_, pg_.graphs[op.graph].nodes.size()));
             case OpKind::GraphInstantiate: {
                 const Graph& g = pg_.graphs[op.graph];
-                Time cost = Time::ps(hw_.graph_instantiate_per_node.ps() * static_cast<int64_t>(g.nodes.size()));
+                Time cost = graph_instantiate_cost(hw_, g.nodes.size());
                 for (const Op& node : g.nodes)
-                    if (node.kind == OpKind::Kernel) cost += module_load(node.name);
-                return finish_host(t, i, call + api_cost(t, cost));
+                    if (node.kind == OpKind::Kernel) cost += host_.module_load(pg_.site(node).label);
+                return finish_host(t, i, call + host_.call(t, cost, now_));
             }
-            case OpKind::Malloc: return finish_host(t, i, call + api_cost(t, hw_.malloc_cost));
-            case OpKind::MallocHost: return finish_host(t, i, call + api_cost(t, transfer_or_zero(op.bytes, hw_.malloc_host_bw)));
+            case OpKind::Malloc: return finish_host(t, i, call + host_.call(t, hw_.malloc_cost, now_));
+            case OpKind::MallocHost: return finish_host(t, i, call + host_.call(t, bytes_call_cost(op.bytes, hw_.malloc_host_bw), now_));
             case OpKind::HostRegister:
-                return finish_host(t, i, call + api_cost(t, transfer_or_zero(op.bytes, hw_.host_register_bw)));
+                return finish_host(t, i, call + host_.call(t, bytes_call_cost(op.bytes, hw_.host_register_bw), now_));
             case OpKind::Free:
             case OpKind::FreeHost: {
                 // Both wait for the whole device first (they may release memory in use), then free.
-                Time cost = op.kind == OpKind::Free ? hw_.free_cost : transfer_or_zero(op.bytes, hw_.free_host_bw);
+                const Time cost = op.kind == OpKind::Free ? hw_.free_cost : bytes_call_cost(op.bytes, hw_.free_host_bw);
                 if (!hw_.rules.alloc_costs) return finish_host(t, i, call);
-                return block_on(t, i, stream_last_, call + cost, cost);
+                return block_on_device(t, i, call + cost, cost);
             }
             case OpKind::MallocAsync:
             case OpKind::FreeAsync: return async_call(t, i, hw_.malloc_async_cost);
         }
     }
 
-    // Host cost of an API call on thread t: calls from several threads contend in the driver.
-    Time api_cost(uint32_t t, Time base) {
-        uint32_t others = 0;
-        for (uint32_t k = 0; k < api_end_.size(); ++k)
-            if (k != t && api_end_[k] > now_) ++others;
-        Time cost = base;
-        if (others && hw_.launch_contention > 0)
-            cost = Time::ps(static_cast<int64_t>(static_cast<double>(base.ps()) * (1.0 + hw_.launch_contention * others)));
-        api_end_[t] = now_ + cost;
-        return cost;
-    }
-
-    // Wake-up latency of a blocked stream/device sync under the program's scheduling mode.
-    Time wakeup() const { return pg_.blocking_sync ? hw_.blocking_sync_wakeup : hw_.sync_wakeup; }
-
-    static Time transfer_or_zero(uint64_t bytes, uint64_t bw) { return bw ? transfer_time(bytes, bw) : Time{}; }
-
-    // Lazy module loading: the first launch of each kernel in a cold process loads its module.
-    Time module_load(uint32_t kernel_name) {
-        if (!pg_.cold_start || hw_.module_load_cost == Time{}) return Time{};
-        if (kernel_name >= loaded_.size()) loaded_.resize(pg_.names.size(), 0);
-        if (loaded_[kernel_name]) return Time{};
-        loaded_[kernel_name] = 1;
-        return hw_.module_load_cost;
+    // Host work touching managed buffers faults their pages back to the host first.
+    Time cpu_faults(const Op& op) {
+        Time extra;
+        for (uint32_t k = 0; k < pg_.uses_count(op); ++k) extra += cpu_fault_time(hw_, um_.migrate(pg_.uses_begin(op)[k], false));
+        return extra;
     }
 
     void async_call(uint32_t t, uint32_t i, Time base) {
-        Time end = now_ + api_cost(t, base);
+        Time end = now_ + host_.call(t, base, now_);
         submit(i, end, false);
         finish_host(t, i, end);
-    }
-
-    // ------------------------------------------------------------ host cache of pageable buffers
-    // Pageable buffers touched by staging, most recent last, with their sizes. A pageable H2D
-    // from a buffer staged again before host.staging_cache bytes of other pageable buffers were
-    // staged finds its source in the CPU caches and stages at the warm speed.
-    void note_host_touch(uint32_t i) {
-        const Op& op = pg_.ops[i];
-        if (op.host_buffer < 0 || hw_.staging_cache == 0 || !hw_.rules.staging_cache) return;
-        uint64_t bytes = pg_.buffers[op.host_buffer].bytes, newer = 0;
-        for (size_t k = host_lru_.size(); k-- > 0;) {
-            if (host_lru_[k] == op.host_buffer) {
-                if (op.dir == CopyDir::H2D && newer + bytes <= hw_.staging_cache) warm_.insert(i);
-                host_lru_.erase(host_lru_.begin() + static_cast<long>(k));
-                break;
-            }
-            newer += pg_.buffers[host_lru_[k]].bytes;
-            if (newer > hw_.staging_cache) break;
-        }
-        host_lru_.push_back(op.host_buffer);
-        if (host_lru_.size() > 64) host_lru_.erase(host_lru_.begin());
-    }
-
-    // Host staging time of `bytes` of pageable H2D op i (warm or cold source).
-    Time stage(uint32_t i, uint64_t bytes) const {
-        bool warm = hw_.pageable_h2d_warm_bw && warm_.count(i);
-        return transfer_time(bytes, warm ? hw_.pageable_h2d_warm_bw : hw_.pageable_h2d_bw);
-    }
-
-    bool pageable(const Op& op) const {
-        return op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir != CopyDir::D2D &&
-               hw_.rules.pageable_staging;
     }
 
     void memcpy_call(uint32_t t, uint32_t i) {
         const Op& op = pg_.ops[i];
         ThreadState& th = threads_[t];
-        if (pageable(op) && hw_.pageable_sync && !th.presynced) {
+        const bool pageable = is_pageable_copy(hw_, op);
+        if (pageable && hw_.pageable_sync && !th.presynced) {
             // The documented behaviour: a pageable copy first synchronises its stream.
-            int32_t last = stream_last_[op.stream];
-            if (last >= 0 && !done_[last]) {
+            const int32_t last = binder_.stream_last(op.stream);
+            if (last >= 0 && !done(static_cast<uint32_t>(last))) {
                 th.resume = true;
-                return block_on(t, i, {last}, now_, wakeup());
+                return block_on(t, i, &last, &last + 1, now_, host_.sync_wakeup());
             }
         }
         th.presynced = false;
-        Time called = now_ + api_cost(t, hw_.memcpy_call_cost);
-        if (pageable(op) && op.dir == CopyDir::H2D) {
+        const Time called = now_ + host_.call(t, hw_.memcpy_call_cost, now_);
+        if (pageable && op.dir == CopyDir::H2D) {
             // The host stages the data itself; the call returns once everything is staged. With
             // more bytes than the bounce-buffer pool holds, staging stalls until the DMA starts.
-            note_host_touch(i);
-            Time staged = called + stage(i, op.bytes);
+            staging_.touch(i);
+            const Time staged = called + staging_.stage_time(i, op.bytes);
             submit(i, called, false);
-            if (hw_.staging_pool && op.bytes > hw_.staging_pool) {  // the DMA cannot have started yet
-                pool_wait_[i] = PoolWait{t, called};
-                return;  // finished when the DMA starts (start_copy)
+            if (staging_.overfills_pool(op)) {  // the DMA cannot have started yet
+                staging_.hold(i, t, called);
+                return;  // the call returns when the DMA starts (Staging::dma_starts)
             }
-            stage_end_[i] = staged;
+            staging_.set_staged(i, staged);
             return finish_host(t, i, staged);
         }
         submit(i, called, false);
-        if (pageable(op)) {  // D2H: blocks until the copy is done and unstaged
-            note_host_touch(i);
-            Time unstage = staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes));
-            return block_on(t, i, {static_cast<int32_t>(i)}, called, unstage);
+        const int32_t self = static_cast<int32_t>(i);
+        if (pageable) {  // D2H: blocks until the copy is done and unstaged
+            staging_.touch(i);
+            const Time unstage = staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes));
+            return block_on(t, i, &self, &self + 1, called, unstage);
         }
-        if (op.sync) return block_on(t, i, {static_cast<int32_t>(i)}, called, wakeup());
+        if (op.sync) return block_on(t, i, &self, &self + 1, called, host_.sync_wakeup());
         finish_host(t, i, called);
     }
 
@@ -369,25 +267,31 @@ private:
         th.pc++;
         th.next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::ProgramOrder};
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
-        // release them from gpu_done (a blocking call must not release them twice).
+        // release them when it ends (a blocking call must not release them twice).
         if (succ_[i] >= 0 && !Program::has_gpu_phase(pg_.ops[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
         q_.push(end, prio(kHostStep), kHostStep, t);
     }
 
-    // Blocks thread t in op i until every op in `targets` (-1 = none) has finished its GPU phase.
-    void block_on(uint32_t t, uint32_t i, const std::vector<int32_t>& targets, Time min_end, Time wake_after) {
+    // Blocks thread t in op i until every op in [first, last) (-1 = none) has finished its GPU phase.
+    void block_on(uint32_t t, uint32_t i, const int32_t* first, const int32_t* last, Time min_end, Time wake_after) {
         ThreadState& th = threads_[t];
         th.wait_count = 0;
         th.wait_min_end = min_end;
         th.wake_extra = wake_after;
         th.wait_done = Time{};
         th.wait_cause = Cause{};
-        for (int32_t g : targets) {
-            if (g < 0 || done_[g]) continue;  // already done when called: only the call cost
+        for (const int32_t* g = first; g != last; ++g) {
+            if (*g < 0 || done(static_cast<uint32_t>(*g))) continue;  // already done when called: only the call cost
             ++th.wait_count;
-            add_edge(static_cast<uint32_t>(g), t | kThreadBit, CauseKind::Sync);
+            add_edge(static_cast<uint32_t>(*g), t | kThreadBit, CauseKind::Sync);
         }
         if (th.wait_count == 0) wake(t, i);
+    }
+
+    // The same for every stream's last op (device sync; cudaFree).
+    void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after) {
+        const std::vector<int32_t>& lasts = binder_.stream_lasts();
+        block_on(t, i, lasts.data(), lasts.data() + lasts.size(), min_end, wake_after);
     }
 
     void note_wait(ThreadState& th, uint32_t g, Time end) {
@@ -415,70 +319,7 @@ private:
         finish_host(t, i, end);
     }
 
-    // ------------------------------------------------------------ unified memory
-    // Residency of each managed buffer per um.block_size block: 1 = on the device.
-    void init_managed() {
-        um_.resize(pg_.buffers.size());
-        for (size_t b = 0; b < pg_.buffers.size(); ++b) {
-            const Buffer& buf = pg_.buffers[b];
-            if (buf.kind != MemKind::Managed) continue;
-            uint64_t blocks = (buf.bytes + hw_.um_block - 1) / hw_.um_block;
-            um_[b].on_device.assign(blocks, buf.managed_on_device ? 1 : 0);
-            um_[b].device_blocks = buf.managed_on_device ? blocks : 0;
-        }
-    }
-
-    uint64_t block_bytes(uint32_t b, uint64_t k) const {
-        uint64_t size = pg_.buffers[b].bytes;
-        return std::min(hw_.um_block, size - k * hw_.um_block);
-    }
-
-    // Blocks [0, n) that cover the first `upto_bytes` of managed buffer b.
-    uint64_t blocks_upto(uint32_t b, uint64_t upto_bytes) const {
-        uint64_t bytes = std::min(upto_bytes, pg_.buffers[b].bytes);
-        return std::min<uint64_t>(um_[b].on_device.size(), (bytes + hw_.um_block - 1) / hw_.um_block);
-    }
-
-    // Moves blocks [0, upto) of buffer b to the device (or host); returns the bytes that moved.
-    uint64_t migrate(uint32_t b, bool to_device, uint64_t upto_bytes = UINT64_MAX) {
-        ManagedState& m = um_[b];
-        if (m.on_device.empty() || !hw_.rules.um_migration) return 0;
-        if (to_device ? m.device_blocks == m.on_device.size() : m.device_blocks == 0) return 0;  // all there
-        uint64_t last = blocks_upto(b, upto_bytes);
-        uint64_t moved = 0;
-        for (uint64_t k = 0; k < last; ++k) {
-            if (m.on_device[k] == (to_device ? 1 : 0)) continue;
-            m.on_device[k] = to_device ? 1 : 0;
-            moved += block_bytes(b, k);
-            m.device_blocks += to_device ? 1 : static_cast<uint64_t>(-1);
-        }
-        return moved;
-    }
-
-    // Bytes of blocks [0, upto) not yet where a prefetch sends them.
-    uint64_t to_move(uint32_t b, bool to_device, uint64_t upto_bytes) const {
-        const ManagedState& m = um_[b];
-        if (m.on_device.empty() || !hw_.rules.um_migration) return 0;
-        uint64_t last = blocks_upto(b, upto_bytes);
-        uint64_t bytes = 0;
-        for (uint64_t k = 0; k < last; ++k)
-            if (m.on_device[k] != (to_device ? 1 : 0)) bytes += block_bytes(b, k);
-        return bytes;
-    }
-
-    Time migrate_to_host(const Op& op) {
-        Time extra;
-        for (uint32_t k = 0; k < op.uses_count; ++k)
-            extra += transfer_time(migrate(pg_.uses[op.uses_begin + k], false), hw_.um_cpu_fault_bw);
-        return extra;
-    }
-
     // ------------------------------------------------------------ GPU submission and dependencies
-    static bool is_marker(OpKind k) {
-        return k == OpKind::EventRecord || k == OpKind::StreamWaitEvent || k == OpKind::GraphLaunch ||
-               k == OpKind::MallocAsync || k == OpKind::FreeAsync;
-    }
-
     Time gap(uint32_t from, uint32_t to, CauseKind kind, bool from_host) const {
         if (from_host) return pg_.ops[to].thread >= 0 ? Time{} : hw_.launch_latency;
         const Op& t = pg_.ops[to];
@@ -487,8 +328,8 @@ private:
         if (t.graph_node && pg_.ops[from].graph_node && kind == CauseKind::StreamOrder) return hw_.graph_node_gap;
         // Markers (event record, stream wait) take no gap on the way in; the op after a marker
         // pays the gap of the dependency that released the marker (an event: the event gap).
-        if (is_marker(pg_.ops[to].kind)) return Time{};
-        if (is_marker(pg_.ops[from].kind)) {
+        if (Program::is_marker(pg_.ops[to].kind)) return Time{};
+        if (Program::is_marker(pg_.ops[from].kind)) {
             kind = tl_.ops[from].gpu_cause.kind;
             if (kind != CauseKind::StreamOrder && kind != CauseKind::Event && kind != CauseKind::Legacy &&
                 kind != CauseKind::After)
@@ -499,20 +340,32 @@ private:
         return hw_.event_gap;
     }
 
+    // A GPU phase is done once it has an end.
+    bool done(uint32_t i) const { return tl_.ops[i].gpu_end.ps() != OpRecord::kUnset; }
+
+    // Successor edges live in one pool; an op's edges go back to it once they are released.
     void add_edge(uint32_t from, uint32_t to, CauseKind kind) {
-        edges_.push_back(Edge{to, succ_[from], kind});
-        succ_[from] = static_cast<int32_t>(edges_.size() - 1);
+        int32_t e;
+        if (free_edge_ >= 0) {
+            e = free_edge_;
+            free_edge_ = edges_[e].next;
+            edges_[e] = Edge{to, succ_[from], kind};
+        } else {
+            e = static_cast<int32_t>(edges_.size());
+            edges_.push_back(Edge{to, succ_[from], kind});
+        }
+        succ_[from] = e;
     }
 
     // GPU phase of `i` depends on the GPU phase of `dep`.
     void add_dep(uint32_t i, int32_t dep, CauseKind kind) {
         if (dep < 0) return;
         uint32_t d = static_cast<uint32_t>(dep);
-        if (done_[d]) {
+        if (done(d)) {
             Time t = tl_.ops[d].gpu_end + gap(d, i, kind, false);
             if (t > ready_[i]) {
                 ready_[i] = t;
-                ready_cause_[i] = Cause{dep, Phase::Gpu, kind};
+                tl_.ops[i].gpu_cause = Cause{dep, Phase::Gpu, kind};
             }
         } else {
             ++pending_[i];
@@ -522,9 +375,8 @@ private:
 
     // Tasks form: `after` dependencies of op i (host ops gate their start, GPU ops their dispatch).
     void add_task_deps(uint32_t i, bool host) {
-        const Op& op = pg_.ops[i];
-        for (uint32_t k = 0; k < op.after_count; ++k) {
-            uint32_t d = pg_.after[op.after_begin + k];
+        for (uint32_t k = 0; k < pg_.after_count(i); ++k) {
+            uint32_t d = pg_.after_begin(i)[k];
             ++(host ? host_pending_[i] : pending_[i]);
             add_edge(d, i, CauseKind::After);
         }
@@ -533,42 +385,19 @@ private:
     void submit(uint32_t i, Time at, bool task) {
         const Op& op = pg_.ops[i];
         ready_[i] = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
-        ready_cause_[i] = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
-        if (!task && pageable(op) && op.dir == CopyDir::H2D) {
-            Time first = at + stage(i, staging_chunk(hw_, op.bytes));
+        tl_.ops[i].gpu_cause = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
+        if (!task && is_pageable_copy(hw_, op) && op.dir == CopyDir::H2D) {
+            Time first = at + staging_.stage_time(i, staging_chunk(hw_, op.bytes));
             if (first > ready_[i]) ready_[i] = first;
         }
-        int32_t s = op.stream;
-        StreamKind sk = pg_.streams[s].kind;
-        add_dep(i, stream_last_[s], CauseKind::StreamOrder);
-        if (hw_.rules.legacy_sync) {
-            if (sk == StreamKind::Legacy) {
-                for (size_t b = 1; b < pg_.streams.size(); ++b)
-                    if (pg_.streams[b].kind == StreamKind::Blocking) add_dep(i, stream_last_[b], CauseKind::Legacy);
-            } else if (sk == StreamKind::Blocking) {
-                add_dep(i, stream_last_[0], CauseKind::Legacy);
-            }
-        }
-        if (op.kind == OpKind::StreamWaitEvent) {
-            int32_t rec = event_last_[op.event];
-            if (rec < 0) warn_unrecorded(i);
-            add_dep(i, rec, CauseKind::Event);
-        }
+        binder_.bind(i, [&](int32_t dep, CauseKind kind) {
+            if (kind == CauseKind::Event && dep < 0) warn_unrecorded(i);
+            add_dep(i, dep, kind);
+        });
         if (task) add_task_deps(i, false);
-        if (op.kind == OpKind::EventRecord) event_last_[op.event] = static_cast<int32_t>(i);
-        if (!task && nq_) {
-            // Streams share hardware queues: an op leaves its queue only after the op issued
-            // before it to the same queue has left, whatever its stream (a false dependency).
-            uint32_t q = s == 0 ? nq_ : static_cast<uint32_t>(s - 1) % nq_;
-            int32_t tail = queue_tail_[q];
-            if (tail >= 0 && !left_[tail] && pg_.ops[tail].stream != s) {
-                queue_next_[tail] = static_cast<int32_t>(i);
-                ++pending_[i];
-            }
-            queue_tail_[q] = static_cast<int32_t>(i);
-        }
-        if (!task && !op.graph_node && hw_.launch_queue_depth) lq_ops_[s].push_back(i);
-        stream_last_[s] = static_cast<int32_t>(i);
+        if (!task && hw_queues_.enabled() && hw_queues_.join(i, op.stream)) ++pending_[i];
+        if (!task && !op.graph_node && launch_queues_.enabled()) launch_queues_.push(op.stream, i);
+        binder_.issued(i);
         if (pending_[i] == 0) q_.push(ready_[i], prio(kGpuReady), kGpuReady, i);
     }
 
@@ -581,8 +410,13 @@ private:
     // A phase of op `from` finished at `end`: release what waits on it.
     void release_successors(uint32_t from, Time end) {
         bool from_host = !Program::has_gpu_phase(pg_.ops[from].kind);
-        for (int32_t e = succ_[from]; e >= 0; e = edges_[e].next) {
-            const Edge& ed = edges_[e];
+        int32_t e = succ_[from];
+        succ_[from] = -1;
+        while (e >= 0) {
+            const Edge ed = edges_[e];
+            edges_[e].next = free_edge_;  // back to the pool
+            free_edge_ = e;
+            e = ed.next;
             if (ed.to & kThreadBit) {
                 uint32_t t = ed.to & ~kThreadBit;
                 ThreadState& th = threads_[t];
@@ -594,16 +428,17 @@ private:
             Time at = end + gap(from, to, ed.kind, from_host);
             Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, ed.kind};
             if (Program::has_gpu_phase(pg_.ops[to].kind)) {
-                if (at > ready_[to] || ready_cause_[to].kind == CauseKind::None) {
+                Cause& why = tl_.ops[to].gpu_cause;
+                if (at > ready_[to] || why.kind == CauseKind::None) {
                     ready_[to] = max(ready_[to], at);
-                    ready_cause_[to] = c;
+                    why = c;
                 }
                 if (--pending_[to] == 0) q_.push(ready_[to], prio(kGpuReady), kGpuReady, to);
             } else {
-                if (from_host == false) at = end + wakeup();
+                if (from_host == false) at = end + host_.sync_wakeup();
                 if (at >= ready_[to]) {
                     ready_[to] = at;
-                    ready_cause_[to] = c;
+                    host_ready_cause_[to] = c;
                 }
                 if (--host_pending_[to] == 0) {
                     uint32_t t = static_cast<uint32_t>(pg_.ops[to].thread);
@@ -616,341 +451,54 @@ private:
         }
     }
 
-    // ------------------------------------------------------------ GPU resources
+    // ------------------------------------------------------------ GPU work to its unit
     void dispatch(uint32_t i) {
         const Op& op = pg_.ops[i];
-        OpRecord& r = tl_.ops[i];
-        r.gpu_cause = ready_cause_[i];
+        OpRecord& r = tl_.ops[i];  // its gpu_cause says what released it last
         leave_queues(i);
-        switch (op.kind) {
-            case OpKind::EventRecord:
-            case OpKind::StreamWaitEvent:
-            case OpKind::GraphLaunch:
-            case OpKind::MallocAsync:
-            case OpKind::FreeAsync:
+        switch (op_info(op.kind).gpu) {
+            case GpuWork::Marker:
                 r.gpu_start = now_;
                 r.gpu_end = now_;
-                return gpu_done(i);
-            case OpKind::HostFunc:  // runs on a driver thread; the stream waits for it
+                return finished(i);
+            case GpuWork::Callback:  // runs on a driver thread; the stream waits for it
                 r.gpu_start = now_;
-                q_.push(now_ + op.duration, prio(kGpuDone), kGpuDone, i);
-                return;
-            case OpKind::Kernel: return enqueue_kernel(i);
-            case OpKind::Memset:
-                return start_device_copy(i);
-            case OpKind::Memcpy:
-                if (op.dir == CopyDir::D2D) return start_device_copy(i);
-                if (pageable(op) && op.dir == CopyDir::H2D && pg_.tasks_form && !stage_end_.count(i)) {
+                return finish_at(i, now_ + op.duration);
+            case GpuWork::Kernel: {
+                // A kernel touching managed buffers faults them to the device first.
+                Time faults;
+                for (uint32_t u = 0; u < pg_.uses_count(op); ++u) faults += gpu_fault_time(hw_, um_.migrate(pg_.uses_begin(op)[u], true));
+                return sms_.submit(i, ready_[i], faults);
+            }
+            case GpuWork::Copy:
+                if (op.kind == OpKind::Memset || (op.kind == OpKind::Memcpy && op.dir == CopyDir::D2D)) return device_copies_.submit(i);
+                if (is_pageable_copy(hw_, op) && op.dir == CopyDir::H2D && pg_.tasks_form && !staging_.has_staged(i)) {
                     // Tasks form: no host call staged the data; staging starts when the copy is
                     // ready, and the DMA may start once the first chunk is staged.
-                    note_host_touch(i);
-                    stage_end_[i] = now_ + stage(i, op.bytes);
-                    q_.push(now_ + stage(i, staging_chunk(hw_, op.bytes)), prio(kGpuReady), kGpuReady, i);
+                    staging_.touch(i);
+                    staging_.set_staged(i, now_ + staging_.stage_time(i, op.bytes));
+                    q_.push(now_ + staging_.stage_time(i, staging_chunk(hw_, op.bytes)), prio(kGpuReady), kGpuReady, i);
                     return;
                 }
-                [[fallthrough]];
-            case OpKind::Prefetch: {
-                CopyDir dir = op.kind == OpKind::Prefetch ? (op.to_device ? CopyDir::H2D : CopyDir::D2H) : op.dir;
-                CopyQueue& cq = copy_[static_cast<int>(dir)];
-                if (!hw_.rules.copy_fifo) {  // every copy on an engine of its own
-                    r.engine = dir == CopyDir::H2D ? Engine::H2D : Engine::D2H;
-                    r.gpu_start = now_;
-                    q_.push(now_ + copy_work(i, dir), prio(kGpuDone), kGpuDone, i);
-                    return;
-                }
-                if (active_copy_[static_cast<int>(dir)].op < 0) start_copy(i, dir);
-                else cq.waiting.push_back(i);
-                return;
-            }
-            default: return;
+                return copies_.submit(i);
+            case GpuWork::None: return;
         }
-    }
-
-    void start_device_copy(uint32_t i) {
-        OpRecord& r = tl_.ops[i];
-        r.engine = Engine::DeviceCopy;
-        r.gpu_start = now_;
-        Time extra = pg_.ops[i].graph_node ? hw_.graph_copy_node_extra : Time{};
-        q_.push(now_ + copy_duration(hw_, pg_.ops[i]) + extra, prio(kGpuDone), kGpuDone, i);
     }
 
     // Op i leaves its hardware queue and its stream's launch queue when the GPU takes it.
     void leave_queues(uint32_t i) {
         const Op& op = pg_.ops[i];
-        if (nq_ && !left_[i]) {
-            left_[i] = 1;
-            int32_t next = queue_next_[i];
-            if (next >= 0) {
-                uint32_t j = static_cast<uint32_t>(next);
-                if (now_ > ready_[j] || ready_cause_[j].kind == CauseKind::None) {
-                    ready_[j] = max(ready_[j], now_);
-                    ready_cause_[j] = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Queue};
-                }
-                if (--pending_[j] == 0) q_.push(ready_[j], prio(kGpuReady), kGpuReady, j);
+        if (int32_t next = hw_queues_.leave(i); next >= 0) {
+            const uint32_t j = static_cast<uint32_t>(next);
+            Cause& why = tl_.ops[j].gpu_cause;
+            if (now_ > ready_[j] || why.kind == CauseKind::None) {
+                ready_[j] = max(ready_[j], now_);
+                why = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Queue};
             }
+            if (--pending_[j] == 0) q_.push(ready_[j], prio(kGpuReady), kGpuReady, j);
         }
-        if (op.thread >= 0 && !op.graph_node && hw_.launch_queue_depth && !lq_ops_[op.stream].empty() &&
-            lq_ops_[op.stream].front() == i) {
-            lq_ops_[op.stream].pop_front();
-            for (uint32_t t : lq_waiters_[op.stream]) q_.push(now_, prio(kHostStep), kHostStep, t);
-            lq_waiters_[op.stream].clear();
-        }
-    }
-
-
-    // GPU time of a copy on its engine at full speed (pageable copies: paced by the host).
-    Time copy_work(uint32_t i, CopyDir dir) {
-        const Op& op = pg_.ops[i];
-        Time end = now_ + copy_duration(hw_, op);
-        if (op.kind == OpKind::Prefetch) {
-            uint64_t bytes = to_move(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
-            end = now_ + transfer_time(bytes, op.to_device ? hw_.um_prefetch_h2d_bw : hw_.um_prefetch_d2h_bw);
-        }
-        if (pageable(op)) {
-            Time chunk_dma = transfer_time(staging_chunk(hw_, op.bytes), dir == CopyDir::H2D ? hw_.h2d_bw : hw_.d2h_bw);
-            Time fixed = dir == CopyDir::H2D ? hw_.h2d_fixed : hw_.d2h_fixed;
-            if (dir == CopyDir::H2D) {
-                auto pw = pool_wait_.find(i);
-                if (pw != pool_wait_.end()) {
-                    // Staging stalled with the pool full until now (the DMA start); it resumes
-                    // as the DMA frees bounce buffers, at the host's speed.
-                    Time staged = max(pw->second.called + stage(i, op.bytes), now_ + stage(i, op.bytes - hw_.staging_pool));
-                    stage_end_[i] = staged;
-                    OpRecord& r = tl_.ops[i];
-                    Time unblocked = pw->second.called + stage(i, op.bytes);
-                    if (staged > unblocked) {
-                        r.sync_wait += staged - unblocked;
-                        r.host_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
-                    }
-                    uint32_t t = pw->second.thread;
-                    pool_wait_.erase(pw);
-                    finish_host(t, i, staged);
-                }
-                end = max(end, stage_end_.at(i) + fixed + chunk_dma);  // DMA trails the staging by a chunk
-            } else {
-                end = max(end, now_ + fixed + staging_time(hw_, dir, op.bytes));  // paced by the host draining
-            }
-        }
-        if (op.graph_node) end += hw_.graph_copy_node_extra;
-        return end - now_;
-    }
-
-    // Slow-down of the copy on `dir`'s engine while the other direction's engine is busy.
-    double copy_factor(int dir) const {
-        const ActiveCopy& other = active_copy_[1 - dir];
-        const ActiveCopy& self = active_copy_[dir];
-        if (other.op < 0 || self.op < 0) return 1;
-        bool other_pageable = pageable(pg_.ops[other.op]), self_pageable = pageable(pg_.ops[self.op]);
-        if (other_pageable && !self_pageable)  // measured: a pinned H2D halves beside a pageable D2H;
-            return dir == 0 ? hw_.pageable_contention : 1.0;  // a pinned D2H beside a pageable H2D is not slowed
-        return hw_.duplex_factor;
-    }
-
-    void schedule_copy(int dir) {
-        ActiveCopy& c = active_copy_[dir];
-        auto ps = static_cast<int64_t>(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
-        q_.push(now_ + Time::ps(ps), prio(kCopyDone), kCopyDone, static_cast<uint32_t>(dir), ++c.version);
-    }
-
-    // The other direction started or stopped: bring `dir`'s copy up to date at its new speed.
-    void rescale_copy(int dir) {
-        ActiveCopy& c = active_copy_[dir];
-        if (c.op < 0) return;
-        double f = copy_factor(dir);
-        if (f == c.factor) return;
-        auto done = static_cast<int64_t>(static_cast<double>((now_ - c.last).ps()) / c.factor);
-        c.work_left = c.work_left > Time::ps(done) ? c.work_left - Time::ps(done) : Time{};
-        c.last = now_;
-        c.factor = f;
-        schedule_copy(dir);
-    }
-
-    void start_copy(uint32_t i, CopyDir dir) {
-        OpRecord& r = tl_.ops[i];
-        r.engine = dir == CopyDir::H2D ? Engine::H2D : Engine::D2H;
-        r.gpu_start = now_;
-        int d = static_cast<int>(dir);
-        ActiveCopy& c = active_copy_[d];
-        c.op = static_cast<int32_t>(i);
-        c.work_left = copy_work(i, dir);
-        c.last = now_;
-        c.factor = copy_factor(d);
-        schedule_copy(d);
-        rescale_copy(1 - d);
-    }
-
-    void copy_done(uint32_t dir, uint32_t version) {
-        ActiveCopy& c = active_copy_[dir];
-        if (c.op < 0 || c.version != version) return;  // superseded by a rescale
-        uint32_t i = static_cast<uint32_t>(c.op);
-        c.op = -1;
-        CopyQueue& cq = copy_[dir];
-        if (!cq.waiting.empty()) {
-            uint32_t next = cq.waiting.front();
-            cq.waiting.pop_front();
-            tl_.ops[next].gpu_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
-            start_copy(next, static_cast<CopyDir>(dir));
-        } else {
-            rescale_copy(1 - static_cast<int>(dir));
-        }
-        gpu_done(i);
-    }
-
-    void gpu_done(uint32_t i) {
-        const Op& op = pg_.ops[i];
-        OpRecord& r = tl_.ops[i];
-        r.gpu_end = now_;
-        done_[i] = 1;
-        if (op.kind == OpKind::Prefetch) migrate(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
-        release_successors(i, now_);
-    }
-
-    // ------------------------------------------------------------ kernels on the SMs
-    void enqueue_kernel(uint32_t i) {
-        const Op& op = pg_.ops[i];
-        KernelCost cost = kernel_cost(hw_, op);
-        uint32_t per_sm = blocks_per_sm(hw_, op.shape);
-        uint64_t wave = static_cast<uint64_t>(per_sm) * hw_.sm_count;
-        uint64_t waves = (op.shape.grid + wave - 1) / wave;
-        Time faults;
-        for (uint32_t u = 0; u < op.uses_count; ++u)
-            faults += transfer_time(migrate(pg_.uses[op.uses_begin + u], true), hw_.um_fault_bw);
-        if (!hw_.rules.sm_residency) {  // the kernel runs as if alone on the device
-            OpRecord& r = tl_.ops[i];
-            r.gpu_start = now_;
-            r.engine = Engine::Compute;
-            q_.push(now_ + cost.duration + faults, prio(kGpuDone), kGpuDone, i);
-            return;
-        }
-        ActiveKernel k{i, op.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(waves)), faults,
-                       BlockNeed::of(op.shape), cost.memory_bound && hw_.hbm_sharing, false,
-                       hw_.rules.priorities ? pg_.streams[op.stream].priority : 0, order_++};
-        uint32_t slot;
-        if (!free_kernels_.empty()) {
-            slot = free_kernels_.back();
-            free_kernels_.pop_back();
-            active_[slot] = k;
-        } else {
-            slot = static_cast<uint32_t>(active_.size());
-            active_.push_back(k);
-        }
-        waiting_kernels_.push_back(slot);
-        fill_sms();
-    }
-
-    void fill_sms() {
-        while (!waiting_kernels_.empty()) {
-            // Highest priority first (lower number), then the order kernels became ready.
-            size_t best = 0;
-            for (size_t w = 1; w < waiting_kernels_.size(); ++w) {
-                const ActiveKernel &a = active_[waiting_kernels_[w]], &b = active_[waiting_kernels_[best]];
-                if (a.priority < b.priority || (a.priority == b.priority && a.order < b.order)) best = w;
-            }
-            uint32_t slot = waiting_kernels_[best];
-            ActiveKernel& k = active_[slot];
-            if (!k.started && running_kernels_ >= hw_.max_kernels) return;
-            uint32_t b = new_batch(slot);
-            Batch& bt = batches_[b];
-            uint32_t placed = sm_.place(k.need, k.unplaced, bt.runs);
-            if (placed == 0) {
-                bt.live = false;
-                free_batches_.push_back(b);
-                return;
-            }
-            account_occupancy();
-            OpRecord& r = tl_.ops[k.op];
-            if (!k.started) {
-                k.started = true;
-                ++running_kernels_;
-                r.gpu_start = now_;
-                r.engine = Engine::Compute;
-                if (now_ > ready_[k.op] && last_release_op_ >= 0)
-                    r.gpu_cause = Cause{last_release_op_, Phase::Gpu, CauseKind::Resource};
-            }
-            bt.blocks = placed;
-            k.unplaced -= placed;
-            ++k.running_batches;
-            Time work = k.block_time + k.first_extra;
-            k.first_extra = Time{};
-            if (k.mem_bound) {
-                bt.work_left = work;
-                bt.last = now_;
-                mem_batches_.push_back(b);
-                mem_dirty_ = true;
-                schedule_batch(b, now_ + Time::ps(work.ps() * std::max<int64_t>(1, mem_active_)));
-            } else {
-                schedule_batch(b, now_ + work);
-            }
-            if (k.unplaced == 0) waiting_kernels_.erase(waiting_kernels_.begin() + static_cast<long>(best));
-        }
-    }
-
-    uint32_t new_batch(uint32_t slot) {
-        uint32_t b;
-        if (!free_batches_.empty()) {
-            b = free_batches_.back();
-            free_batches_.pop_back();
-        } else {
-            b = static_cast<uint32_t>(batches_.size());
-            batches_.emplace_back();
-        }
-        Batch& bt = batches_[b];
-        bt.kernel = slot;
-        bt.live = true;
-        bt.runs.clear();
-        return b;
-    }
-
-    void schedule_batch(uint32_t b, Time end) {
-        q_.push(end, prio(kBatchDone), kBatchDone, b, ++batches_[b].version);
-    }
-
-    void batch_done(uint32_t b, uint32_t version) {
-        Batch& bt = batches_[b];
-        if (!bt.live || bt.version != version) return;  // superseded by a rescale
-        ActiveKernel& k = active_[bt.kernel];
-        account_occupancy();
-        sm_.release(k.need, bt.runs);
-        last_release_op_ = static_cast<int32_t>(k.op);
-        bt.live = false;
-        free_batches_.push_back(b);
-        if (k.mem_bound) {
-            mem_batches_.erase(std::find(mem_batches_.begin(), mem_batches_.end(), b));
-            mem_dirty_ = true;
-        }
-        --k.running_batches;
-        if (k.unplaced == 0 && k.running_batches == 0) {
-            --running_kernels_;
-            free_kernels_.push_back(bt.kernel);
-            gpu_done(k.op);
-        }
-        fill_sms();
-    }
-
-    // Memory-bound kernels share HBM equally: when their number changes, running batches are
-    // brought up to date and their ends moved.
-    void rescale_memory_bound() {
-        mem_dirty_ = false;
-        std::vector<uint32_t> kernels;
-        for (uint32_t b : mem_batches_) kernels.push_back(batches_[b].kernel);
-        std::sort(kernels.begin(), kernels.end());
-        int64_t n = std::unique(kernels.begin(), kernels.end()) - kernels.begin();
-        if (n == mem_active_) return;
-        int64_t old = std::max<int64_t>(1, mem_active_);
-        mem_active_ = n;
-        for (uint32_t b : mem_batches_) {
-            Batch& bt = batches_[b];
-            Time done = Time::ps((now_ - bt.last).ps() / old);
-            bt.work_left = bt.work_left > done ? bt.work_left - done : Time{};
-            bt.last = now_;
-            schedule_batch(b, now_ + Time::ps(bt.work_left.ps() * std::max<int64_t>(1, n)));
-        }
-    }
-
-    void account_occupancy() {
-        tl_.sm_thread_occupancy_ps += static_cast<double>((now_ - occ_last_).ps()) * static_cast<double>(sm_.used_threads()) /
-                                      static_cast<double>(sm_.total_threads());
-        occ_last_ = now_;
+        if (op.thread >= 0 && !op.graph_node && launch_queues_.enabled())
+            launch_queues_.take(op.stream, i, [&](uint32_t t) { q_.push(now_, prio(kHostStep), kHostStep, t); });
     }
 
     // ------------------------------------------------------------ end of run
@@ -960,7 +508,7 @@ private:
         std::string s;
         uint32_t named = 0;
         for (uint32_t d = 0; d < pg_.ops.size() && named < 4; ++d)
-            for (int32_t e = finished(d) ? -1 : succ_[d]; e >= 0; e = edges_[static_cast<size_t>(e)].next)
+            for (int32_t e = is_finished(d) ? -1 : succ_[d]; e >= 0; e = edges_[static_cast<size_t>(e)].next)
                 if (edges_[static_cast<size_t>(e)].to == i) {
                     s += (named++ ? ", " : "") + pg_.op_name(d) + " (" + to_string(edges_[static_cast<size_t>(e)].kind) + ")";
                     break;
@@ -970,9 +518,9 @@ private:
         return s;
     }
 
-    bool finished(uint32_t i) const {
+    bool is_finished(uint32_t i) const {
         const Op& op = pg_.ops[i];
-        return (op.thread < 0 || tl_.ops[i].host_end.ps() != OpRecord::kUnset) && (!Program::has_gpu_phase(op.kind) || done_[i]);
+        return (op.thread < 0 || tl_.ops[i].host_end.ps() != OpRecord::kUnset) && (!Program::has_gpu_phase(op.kind) || done(i));
     }
 
     // " (blocked at OP)": the op at which host thread `t` stopped.
@@ -988,11 +536,11 @@ private:
         for (uint32_t i = 0; i < pg_.ops.size(); ++i) {
             const Op& op = pg_.ops[i];
             const OpRecord& r = tl_.ops[i];
-            if (finished(i)) continue;
+            if (is_finished(i)) continue;
             if (++count <= 10) {
                 stuck += "\n  " + pg_.op_name(i) + " (" + to_string(op.kind) + ")";
-                if (host_pending_[i] || pending_[i])
-                    stuck += ": waits on " + waited_on(i, host_pending_[i] + pending_[i]);
+                const uint32_t host_deps = pg_.tasks_form ? host_pending_[i] : 0;
+                if (host_deps || pending_[i]) stuck += ": waits on " + waited_on(i, host_deps + pending_[i]);
                 else if (op.thread >= 0 && !r.has_host())
                     stuck += ": its host thread '" + pg_.threads[op.thread].name + "' never reached it" + blocked_at(op.thread);
             }
@@ -1007,46 +555,24 @@ private:
     Timeline tl_;
     EventQueue q_;
     Time now_;
+    Binder binder_;
+    HostThreads host_;
+    ManagedMemory um_;
+    Staging staging_;
+    HardwareQueues hw_queues_;
+    LaunchQueues launch_queues_;
+    CopyEngines copies_;
+    DeviceCopies device_copies_;
+    SmScheduler sms_;
     std::vector<uint32_t> pending_, host_pending_;
     std::vector<Time> ready_;
-    std::vector<Cause> ready_cause_;
+    // Until an op's GPU phase is dispatched, its record's gpu_cause says what released it last;
+    // tasks-form host ops keep theirs here.
+    std::vector<Cause> host_ready_cause_;
     std::vector<int32_t> succ_;
-    std::vector<uint8_t> done_;
     std::vector<Edge> edges_;
-    std::vector<int32_t> stream_last_, event_last_;
+    int32_t free_edge_ = -1;
     std::vector<ThreadState> threads_;
-    std::vector<Time> api_end_;  // per host thread: end of its current API call
-    struct ManagedState {
-        std::vector<uint8_t> on_device;  // per block
-        uint64_t device_blocks = 0;
-    };
-    std::vector<ManagedState> um_;
-    std::unordered_map<uint32_t, Time> stage_end_;
-    std::vector<int32_t> host_lru_;           // pageable buffers by last staging, most recent last
-    std::unordered_set<uint32_t> warm_;       // pageable H2D ops whose source is in the CPU caches
-    struct PoolWait {
-        uint32_t thread;
-        Time called;
-    };
-    std::unordered_map<uint32_t, PoolWait> pool_wait_;  // pageable H2D calls stalled on a full pool
-    CopyQueue copy_[2];
-    ActiveCopy active_copy_[2];
-    std::vector<std::deque<uint32_t>> lq_ops_;       // per stream: issued ops the GPU has not taken
-    std::vector<std::vector<uint32_t>> lq_waiters_;  // per stream: threads blocked on a full launch queue
-    uint32_t nq_ = 0;                                // hardware queues (0: no sharing)
-    std::vector<int32_t> queue_tail_, queue_next_;
-    std::vector<uint8_t> left_, loaded_;
-    SmPool sm_;
-    std::vector<ActiveKernel> active_;
-    std::vector<uint32_t> free_kernels_, waiting_kernels_;
-    std::vector<Batch> batches_;
-    std::vector<uint32_t> free_batches_, mem_batches_;
-    uint32_t running_kernels_ = 0;
-    uint64_t order_ = 0;
-    int32_t last_release_op_ = -1;
-    int64_t mem_active_ = 0;
-    bool mem_dirty_ = false;
-    Time occ_last_;
 };
 
 }  // namespace

@@ -6,8 +6,8 @@
 #include <stdexcept>
 
 #include "models/profile.hpp"
-#include "sim/program.hpp"
-#include "sim/timeline.hpp"
+#include "core/program.hpp"
+#include "core/timeline.hpp"
 
 namespace hetsim {
 

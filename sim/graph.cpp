@@ -3,58 +3,36 @@
 #include <boost/graph/depth_first_search.hpp>
 #include <map>
 
+#include "sim/binder.hpp"
+
 namespace hetsim {
-
-namespace {
-
-struct Binder {
-    const Program& pg;
-    DepGraph& g;
-    std::vector<int32_t> stream_last, event_last;
-
-    void edge(int32_t from, uint32_t to, CauseKind k) {
-        if (from >= 0 && static_cast<uint32_t>(from) != to) boost::add_edge(static_cast<uint32_t>(from), to, DepEdge{k}, g);
-    }
-    void submit(uint32_t i) {
-        const Op& op = pg.ops[i];
-        int32_t s = op.stream;
-        edge(stream_last[s], i, CauseKind::StreamOrder);
-        StreamKind sk = pg.streams[s].kind;
-        if (sk == StreamKind::Legacy) {
-            for (size_t b = 1; b < pg.streams.size(); ++b)
-                if (pg.streams[b].kind == StreamKind::Blocking) edge(stream_last[b], i, CauseKind::Legacy);
-        } else if (sk == StreamKind::Blocking) {
-            edge(stream_last[0], i, CauseKind::Legacy);
-        }
-        if (op.kind == OpKind::StreamWaitEvent) edge(event_last[op.event], i, CauseKind::Event);
-        if (op.kind == OpKind::EventRecord) event_last[op.event] = static_cast<int32_t>(i);
-        stream_last[s] = static_cast<int32_t>(i);
-    }
-};
-
-}  // namespace
 
 DepGraph build_graph(const Program& pg) {
     DepGraph g(pg.ops.size());
-    Binder b{pg, g, std::vector<int32_t>(pg.streams.size(), -1), std::vector<int32_t>(pg.events.size(), -1)};
-    for (uint32_t op : pg.gpu_tasks) b.submit(op);
+    Binder b(pg, true);
+    auto edge = [&g](int32_t from, uint32_t to, CauseKind k) {
+        if (from >= 0 && static_cast<uint32_t>(from) != to) boost::add_edge(static_cast<uint32_t>(from), to, DepEdge{k}, g);
+    };
+    auto submit = [&](uint32_t i) {
+        b.bind(i, [&](int32_t from, CauseKind k) { edge(from, i, k); });
+        b.issued(i);
+    };
+    for (uint32_t op : pg.gpu_tasks) submit(op);
     for (const auto& t : pg.threads) {
         int32_t prev = -1;
         for (uint32_t i : t.ops) {
             const Op& op = pg.ops[i];
-            b.edge(prev, i, CauseKind::ProgramOrder);
-            if (op.kind == OpKind::StreamSync) b.edge(b.stream_last[op.stream], i, CauseKind::Sync);
-            else if (op.kind == OpKind::EventSync) b.edge(b.event_last[op.event], i, CauseKind::Sync);
+            edge(prev, i, CauseKind::ProgramOrder);
+            if (op.kind == OpKind::StreamSync) edge(b.stream_last(op.stream), i, CauseKind::Sync);
+            else if (op.kind == OpKind::EventSync) edge(b.event_last(op.event), i, CauseKind::Sync);
             else if (op.kind == OpKind::DeviceSync)
-                for (int32_t s : b.stream_last) b.edge(s, i, CauseKind::Sync);
-            if (Program::has_gpu_phase(op.kind)) b.submit(i);
+                for (int32_t s : b.stream_lasts()) edge(s, i, CauseKind::Sync);
+            if (Program::has_gpu_phase(op.kind)) submit(i);
             prev = static_cast<int32_t>(i);
         }
     }
-    for (uint32_t i = 0; i < pg.ops.size(); ++i) {
-        const Op& op = pg.ops[i];
-        for (uint32_t k = 0; k < op.after_count; ++k) b.edge(static_cast<int32_t>(pg.after[op.after_begin + k]), i, CauseKind::After);
-    }
+    for (uint32_t i = 0; i < pg.ops.size(); ++i)
+        for (uint32_t k = 0; k < pg.after_count(i); ++k) edge(static_cast<int32_t>(pg.after_begin(i)[k]), i, CauseKind::After);
     return g;
 }
 
@@ -71,7 +49,7 @@ std::vector<uint32_t> find_cycle(const Program& pg) {
         last[pg.ops[i].stream] = i;
     }
     for (uint32_t i = 0; i < pg.ops.size(); ++i)
-        for (uint32_t k = 0; k < pg.ops[i].after_count; ++k) boost::add_edge(pg.after[pg.ops[i].after_begin + k], i, g);
+        for (uint32_t k = 0; k < pg.after_count(i); ++k) boost::add_edge(pg.after_begin(i)[k], i, g);
 
     struct Found {};
     std::vector<uint32_t> parent(pg.ops.size(), UINT32_MAX), cycle;

@@ -8,8 +8,8 @@
 #include <ostream>
 #include <vector>
 
-#include "sim/program.hpp"
-#include "sim/timeline.hpp"
+#include "core/program.hpp"
+#include "core/timeline.hpp"
 
 namespace hetsim {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "sweep/table.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::sweep {
 namespace {

@@ -17,7 +17,7 @@
 #include "report/analysis.hpp"
 #include "sweep/table.hpp"
 #include "sim/engine.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::sweep {
 
@@ -57,7 +57,7 @@ public:
         for (const Entry& e : entries_)
             if (e.key == key) {
                 HwProfile profile = e.scenario->profile;
-                for (const auto& [k, v] : timing) set_profile_param(profile, k.substr(9), v, SourceLoc{"--set " + k});
+                for (const auto& [k, v] : timing) set_profile_param(profile, k.substr(9), v, SourceLoc{"--set " + k + "=" + v});
                 return row_of(def_, point, e.scenario->program, profile);
             }
         if (!parsed_) {  // parse the YAML once per worker; every point lowers the same tree

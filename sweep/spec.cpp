@@ -8,7 +8,7 @@
 
 #include "frontend/profile_loader.hpp"
 #include "frontend/yaml_util.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::sweep {
 namespace {

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "report/csv_report.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 namespace hetsim::sweep {
 namespace {

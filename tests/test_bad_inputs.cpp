@@ -168,18 +168,68 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli(run + "--set chunks=many"),
                              "--set chunks=many: error: unknown name 'many' in 'many' (not a loop variable or param; a "
                              "value needs a unit such as 2ms or 64MiB)");
+        // A value that does not fit where the param is used: the --set argument is at fault, and
+        // the message says where the file uses it.
         check_one_line_error(run_cli(run + "--set chunks=2ms"),
-                             file + ":5:15: error: repeat count must be a whole number without a unit, got 'chunks' (a time)");
+                             "--set chunks=2ms: error: repeat count must be a whole number without a unit, got 'chunks' (a "
+                             "time) (used at " + file + ":5:15)");
     }
-    SECTION("--set of hardware parameters") {
+    SECTION("--set value substituted as ${name}, in ops and in hardware overrides") {
+        const std::string subst = (dir / "subst.yaml").string();
+        {
+            std::ofstream out(subst);
+            out << "params: {dur: 1us, bw: 16GB/s}\n"
+                   "hardware:\n"
+                   "  profile: h200\n"
+                   "  copy.h2d.bandwidth: ${bw}\n"
+                   "threads:\n"
+                   "  main:\n"
+                   "    - host: step\n"
+                   "      duration: ${dur}\n";
+        }
+        const std::string run2 = "run '" + subst + "' ";
+        CliResult ok = run_cli(run2);
+        CHECK(ok.exit_code == 0);
+        check_one_line_error(run_cli(run2 + "--set dur=5"),
+                             "--set dur=5: error: duration must be a time with a unit such as 2ms or 1.5us, got '${dur}' (= "
+                             "'5') (no unit) (used at " + subst + ":8:17)");
+        check_one_line_error(run_cli(run2 + "--set dur=abc"),
+                             "--set dur=abc: error: unknown name 'abc' in 'abc'; did you mean 'bw'? (used as '${dur}' at " +
+                                 subst + ":8:17)");
+        check_one_line_error(run_cli(run2 + "--set bw=0GB/s"),
+                             "--set bw=0GB/s: error: hardware parameter 'copy.h2d.bandwidth' must be positive, got '0GB/s' "
+                             "(allowed: 0 < x <= 100TB/s) (used at " + subst + ":4:23)");
+        CHECK(run_cli(run2 + "--set dur=2ms --set bw=32GB/s").exit_code == 0);
+    }
+    SECTION("--set of hardware parameters: the message names the argument") {
         check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwith=32GB/s"),
-                             "--set hardware.copy.h2d.bandwith: error: unknown hardware parameter 'copy.h2d.bandwith'; did "
-                             "you mean 'copy.h2d.bandwidth'?");
+                             "--set hardware.copy.h2d.bandwith=32GB/s: error: unknown hardware parameter 'copy.h2d.bandwith'; "
+                             "did you mean 'copy.h2d.bandwidth'?");
         check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwidth=0GB/s"),
-                             "--set hardware.copy.h2d.bandwidth: error: hardware parameter 'copy.h2d.bandwidth' must be "
-                             "positive, got '0GB/s'");
+                             "--set hardware.copy.h2d.bandwidth=0GB/s: error: hardware parameter 'copy.h2d.bandwidth' must be "
+                             "positive, got '0GB/s' (allowed: 0 < x <= 100TB/s)");
         check_one_line_error(run_cli(run + "--set hardware.zero_latency=maybe"),
-                             "--set hardware.zero_latency: error: hardware.zero_latency must be true or false, got 'maybe'");
+                             "--set hardware.zero_latency=maybe: error: hardware.zero_latency must be true or false, got 'maybe'");
+    }
+    SECTION("--set of a hardware parameter out of its range") {
+        check_one_line_error(run_cli(run + "--set hardware.gpu.hw_queues=0"),
+                             "--set hardware.gpu.hw_queues=0: error: hardware parameter 'gpu.hw_queues' must be at least 1, "
+                             "got '0' (allowed: 1 <= x <= 32)");
+        check_one_line_error(run_cli(run + "--set hardware.gpu.launch_queue_depth=0"),
+                             "--set hardware.gpu.launch_queue_depth=0: error: hardware parameter 'gpu.launch_queue_depth' must "
+                             "be at least 1, got '0' (allowed: 1 <= x <= 1048576)");
+        check_one_line_error(run_cli(run + "--set hardware.sm.count=1e12"),
+                             "--set hardware.sm.count=1e12: error: hardware parameter 'sm.count' must be at most 1024, got "
+                             "'1e12' (allowed: 1 <= x <= 1024)");
+        check_one_line_error(run_cli(run + "--set hardware.copy.h2d.fixed=5GB/s"),
+                             "--set hardware.copy.h2d.fixed=5GB/s: error: hardware parameter 'copy.h2d.fixed' must be a time "
+                             "such as 2.5us, got '5GB/s'");
+    }
+    SECTION("--vary of a hardware parameter out of its range") {
+        check_one_line_error(run_cli("sweep '" + file + "' --vary hardware.gpu.hw_queues=8,64 -o '" + (dir / "s.csv").string() + "'"),
+                             "--vary hardware.gpu.hw_queues=64: error: hardware parameter 'gpu.hw_queues' must be at most 32, "
+                             "got '64' (allowed: 1 <= x <= 32)");
+        CHECK(!fs::exists(dir / "s.csv"));
     }
     SECTION("bad --format") {
         check_one_line_error(run_cli(run + "--format xml"), "--format: error: expected text or json, got 'xml'");

@@ -20,7 +20,7 @@
 #include "frontend/profile_loader.hpp"
 #include "calibrate/calibration.hpp"
 #include "calibrate/fit.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 using namespace hetsim_test;
 namespace fs = std::filesystem;
@@ -259,6 +259,28 @@ TEST_CASE("calibrate: hetsim calibrate reproduces the committed h200.yaml from t
     CHECK(p.sm_count == 132);
     CHECK(committed_text.find("status: measured") != std::string::npos);
     fs::remove_all(dir);
+}
+
+TEST_CASE("calibrate: a base profile with a base of its own gives the entries of its whole chain") {
+    // h100-sxm.yaml states only what differs from h200.yaml; calibrating on top of it must still
+    // write every parameter, each with the nearest profile's value, source and status.
+    const hetsim::calib::BaseProfile bp = hetsim::calib::read_base_profile((kSource / "hw/profiles/h100-sxm.yaml").string());
+    const hetsim::HwProfile h100 = hetsim::load_profile("h100-sxm", {"test"});
+    CHECK(bp.name == "h100-sxm");
+    CHECK(bp.description.find("H100 SXM") != std::string::npos);
+    for (const auto& d : hetsim::param_decls()) {
+        INFO(d.key);
+        const hetsim::calib::BaseEntry* e = bp.find(d.key);
+        REQUIRE(e != nullptr);
+        hetsim::HwProfile q = h100;
+        hetsim::set_profile_param(q, d.key, e->value, {"test"});
+        CHECK(hetsim::value_text(q, d) == hetsim::value_text(h100, d));
+    }
+    CHECK(bp.params.size() == hetsim::param_decls().size());
+    CHECK(bp.find("hbm.bandwidth")->status == "datasheet");
+    CHECK(bp.find("sm.count")->status == "measured");  // the H200's, inherited
+    // The H200's order: the base's entries first.
+    CHECK(bp.params.front().key == "host.launch_cost");
 }
 
 TEST_CASE("calibrate: bad inputs exit 2 with one line") {

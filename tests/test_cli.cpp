@@ -2,12 +2,16 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "cli_util.hpp"
 #include "frontend/scenario.hpp"
+#include "models/profile.hpp"
 #include "report/json_report.hpp"
-#include "sim/program_json.hpp"
+#include "core/program_json.hpp"
 #include "sim/engine.hpp"
 
 using namespace hetsim_test;
@@ -120,4 +124,52 @@ TEST_CASE("cli: option errors are one line") {
     r = cli("run");
     CHECK(r.exit_code == 2);
     CHECK(r.err == "hetsim: error: no scenario file given (usage: hetsim run FILE [options])\n");
+}
+
+TEST_CASE("cli: params lists every parameter with its kind, default or 'required', range and description") {
+    Cli r = cli("params");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.empty());
+    for (const char* line : {
+             "  gpu.hw_queues                    count      default 8     1 <= x <= 32 (CUDA_DEVICE_MAX_CONNECTIONS takes 1 "
+             "to 32; CUDA's default is 8)\n      hardware queues streams map onto (CUDA_DEVICE_MAX_CONNECTIONS)\n",
+             "  copy.h2d.bandwidth               bandwidth  required      0 < x <= 100TB/s (",
+             "  um.prefetch_host_block           number     default 0     0 <= x <= 1 (",
+             "  rules.duplex                     on/off     default on    on or off\n",
+             "  host.launch_cost                 time       required      0 <= x <= 10ms (",
+             "      host time of cudaLaunchKernel [latency]\n"}) {
+        INFO(line);
+        CHECK(r.out.find(line) != std::string::npos);
+    }
+    for (const auto& d : hetsim::param_decls()) CHECK(r.out.find(std::string("\n  ") + d.key + " ") != std::string::npos);
+}
+
+TEST_CASE("cli: params PROFILE prints each value and where it comes from") {
+    Cli r = cli("params h100-pcie");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.rfind("profile h100-pcie (hw/profiles/h100-pcie.yaml), base h200 (hw/profiles/h200.yaml)\n", 0) == 0);
+    CHECK(r.out.find("\n  sm.count                         114                  this file\n") != std::string::npos);
+    CHECK(r.out.find("\n  sm.max_threads                   2048                 base h200\n") != std::string::npos);
+    CHECK(r.out.find("\n  hbm.bandwidth                    2TB/s                this file\n") != std::string::npos);
+    CHECK(r.out.find("\n  rules.duplex                     on                   base h200\n") != std::string::npos);
+    // A path, with a chain of bases and a default.
+    fs::path dir = fs::temp_directory_path() / ("hetsim-params-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    {
+        std::ofstream(dir / "mine.yaml") << "name: mine\nbase: h100-pcie\nparams:\n  sm.count: 100\n";
+    }
+    r = cli("params '" + (dir / "mine.yaml").string() + "'");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find(", base h100-pcie (hw/profiles/h100-pcie.yaml), its base h200 (hw/profiles/h200.yaml)\n") != std::string::npos);
+    CHECK(r.out.find("\n  sm.count                         100                  this file\n") != std::string::npos);
+    CHECK(r.out.find("\n  hbm.bandwidth                    2TB/s                base h100-pcie\n") != std::string::npos);
+    CHECK(r.out.find("\n  sm.max_threads                   2048                 base h200\n") != std::string::npos);
+    fs::remove_all(dir);
+    // Errors.
+    r = cli("params h300");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("h300: error: unknown hardware profile 'h300'; did you mean 'h200'?", 0) == 0);
+    r = cli("params h200 h100-sxm");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("hetsim: error: 'params' takes at most one profile", 0) == 0);
 }

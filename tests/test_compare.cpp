@@ -24,7 +24,7 @@
 #include "report/output_file.hpp"
 #include "report/svg_timeline.hpp"
 #include "sim/engine.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 #include "cli_util.hpp"
 
 using namespace hetsim;

@@ -38,14 +38,17 @@ struct Builder {
     uint32_t op(const std::string& name, OpKind kind, int32_t thread, int32_t stream = kNone, std::vector<uint32_t> after = {}) {
         Op o;
         o.kind = kind;
-        o.thread = thread;
+        o.thread = static_cast<int16_t>(thread);
         o.stream = stream;
         o.duration = Time::us(10);
-        o.name = static_cast<uint32_t>(p.names.size());
+        Site site;
+        site.label = static_cast<uint32_t>(p.names.size());
         p.names.push_back(name);
-        o.after_begin = static_cast<uint32_t>(p.after.size());
+        o.site = static_cast<uint32_t>(p.sites.size());
+        p.sites.push_back(site);
+        if (p.after_index.empty()) p.after_index.push_back(0);
         for (uint32_t a : after) p.after.push_back(a);
-        o.after_count = static_cast<uint32_t>(after.size());
+        p.after_index.push_back(static_cast<uint32_t>(p.after.size()));
         const uint32_t i = static_cast<uint32_t>(p.ops.size());
         p.ops.push_back(o);
         if (thread >= 0) p.threads[static_cast<size_t>(thread)].ops.push_back(i);
@@ -141,14 +144,14 @@ TEST_CASE("limits: the simulated-time cap stops the run") {
 TEST_CASE("limits: --max-memory stops loop expansion early with a message saying how to raise it") {
     const std::string yaml = "threads:\n  main:\n    - repeat: 1000000\n      do:\n        - host: step\n          duration: 1us\n";
     LoadOptions lo;
-    lo.max_memory = uint64_t{1} << 20;  // 1 MiB: about 2000 ops
+    lo.max_memory = uint64_t{1} << 20;  // 1 MiB: about 2100 ops
     try {
         load_scenario_text(yaml, "big.yaml", lo);
         FAIL("no error");
     } catch (const InputError& e) {
         const std::string m = e.what();
         INFO(m);
-        CHECK(m.rfind("big.yaml:5:11: error: the scenario needs more memory than the cap of 1 MiB (--max-memory): at 2048 ops", 0) == 0);
+        CHECK(m.rfind("big.yaml:5:11: error: the scenario needs more memory than the cap of 1 MiB (--max-memory): at 3072 ops", 0) == 0);
         CHECK_THAT(m, Contains("raise the cap with --max-memory"));
     }
     // The same loop at 2000 iterations fits, and the default cap does not get in the way.
@@ -158,7 +161,7 @@ TEST_CASE("limits: --max-memory stops loop expansion early with a message saying
     CHECK(estimated_run_bytes(load_scenario_text(small, "small.yaml", lo).program) >= 2000 * kRunBytesPerOp);
     // A JSON report costs more per op: the same cap stops the same loop sooner.
     lo.run_bytes_per_op = kJsonRunBytesPerOp;
-    CHECK_THROWS_WITH(load_scenario_text(small, "small.yaml", lo), Contains("at 256 ops it already needs about"));
+    CHECK_THROWS_WITH(load_scenario_text(small, "small.yaml", lo), Contains("at 512 ops it already needs about"));
 }
 
 TEST_CASE("limits: --max-memory and --max-ops on the command line") {

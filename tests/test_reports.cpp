@@ -15,7 +15,7 @@
 #include "report/output_file.hpp"
 #include "report/summary.hpp"
 #include "report/svg_timeline.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 #include "cli_util.hpp"
 
 using namespace hetsim;
@@ -34,11 +34,14 @@ struct Built {
     uint32_t add(OpKind k, int32_t thread, int32_t stream, const std::string& name, uint64_t bytes = 0) {
         Op op;
         op.kind = k;
-        op.thread = thread;
+        op.thread = static_cast<int16_t>(thread);
         op.stream = stream;
         op.bytes = bytes;
-        op.name = static_cast<uint32_t>(p.names.size());
+        Site site;
+        site.label = static_cast<uint32_t>(p.names.size());
         p.names.push_back(name);
+        op.site = static_cast<uint32_t>(p.sites.size());
+        p.sites.push_back(site);
         auto i = static_cast<uint32_t>(p.ops.size());
         p.ops.push_back(op);
         if (thread >= 0) p.threads[static_cast<size_t>(thread)].ops.push_back(i);

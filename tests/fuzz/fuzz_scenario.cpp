@@ -16,7 +16,7 @@
 #include "report/analysis.hpp"
 #include "report/json_report.hpp"
 #include "sim/engine.hpp"
-#include "sim/error.hpp"
+#include "core/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

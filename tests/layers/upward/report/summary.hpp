@@ -1,4 +1,4 @@
 // Allowed: a report includes the layers below it and the core.
 #pragma once
 #include "frontend/scenario.hpp"
-#include "sim/program.hpp"
+#include "core/program.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/time.hpp"
+#include "core/time.hpp"
 
 namespace hetsim {
 

@@ -1,0 +1,105 @@
+#include "hw/copy_engines.hpp"
+
+#include <cmath>
+
+#include "models/copy_model.hpp"
+
+namespace hetsim {
+
+static Engine engine_of(CopyDir dir) { return dir == CopyDir::H2D ? Engine::H2D : Engine::D2H; }
+
+void CopyEngines::submit(uint32_t i) {
+    const CopyDir dir = direction(pg_.ops[i]);
+    if (!hw_.rules.copy_fifo) {  // every copy on an engine of its own
+        OpRecord& r = rec_[i];
+        r.engine = engine_of(dir);
+        r.gpu_start = now_;
+        sink_.finish_at(i, now_ + work(i, dir));
+        return;
+    }
+    if (running_[static_cast<int>(dir)].op < 0) start(i, dir);
+    else waiting_[static_cast<int>(dir)].push_back(i);
+}
+
+Time CopyEngines::work(uint32_t i, CopyDir dir) {
+    const Op& op = pg_.ops[i];
+    const Time now = now_;
+    Time t;
+    if (op.kind == OpKind::Prefetch) {
+        t = prefetch_time(hw_, um_.to_move(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes), op.to_device);
+    } else {
+        Last& last = last_[static_cast<int>(op.dir)];  // a Memcpy: copy_duration depends on direction and size only
+        if (last.bytes != op.bytes) last = Last{op.bytes, copy_duration(hw_, op)};
+        t = last.duration;
+    }
+    if (is_pageable_copy(hw_, op)) t = pageable_dma_time(hw_, op, now, dir == CopyDir::H2D ? staging_.dma_starts(i, sink_) : now);
+    if (op.graph_node) t += hw_.graph_copy_node_extra;
+    return t;
+}
+
+double CopyEngines::factor(int dir) const {
+    const Running &other = running_[1 - dir], &self = running_[dir];
+    if (other.op < 0 || self.op < 0) return 1;
+    return duplex_slowdown(hw_, static_cast<CopyDir>(dir), is_pageable_copy(hw_, pg_.ops[self.op]),
+                           is_pageable_copy(hw_, pg_.ops[other.op]));
+}
+
+void CopyEngines::schedule(int dir) {
+    Running& c = running_[dir];
+    auto ps = static_cast<int64_t>(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
+    sink_.wake(UnitId::CopyEngines, now_ + Time::ps(ps), static_cast<uint32_t>(dir), ++c.version);
+}
+
+void CopyEngines::rescale(int dir) {
+    Running& c = running_[dir];
+    if (c.op < 0) return;
+    const double f = factor(dir);
+    if (f == c.factor) return;
+    const Time now = now_;
+    auto done = static_cast<int64_t>(static_cast<double>((now - c.last).ps()) / c.factor);
+    c.work_left = c.work_left > Time::ps(done) ? c.work_left - Time::ps(done) : Time{};
+    c.last = now;
+    c.factor = f;
+    schedule(dir);
+}
+
+void CopyEngines::start(uint32_t i, CopyDir dir) {
+    OpRecord& r = rec_[i];
+    r.engine = engine_of(dir);
+    r.gpu_start = now_;
+    const int d = static_cast<int>(dir);
+    Running& c = running_[d];
+    c.op = static_cast<int32_t>(i);
+    c.work_left = work(i, dir);
+    c.last = now_;
+    c.factor = factor(d);
+    schedule(d);
+    rescale(1 - d);
+}
+
+void CopyEngines::on_event(uint32_t dir, uint32_t version) {
+    Running& c = running_[dir];
+    if (c.op < 0 || c.version != version) return;  // superseded by a rescale
+    const uint32_t i = static_cast<uint32_t>(c.op);
+    c.op = -1;
+    Fifo<uint32_t>& q = waiting_[dir];
+    if (!q.empty()) {
+        const uint32_t next = q.front();
+        q.pop_front();
+        rec_[next].gpu_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
+        start(next, static_cast<CopyDir>(dir));
+    } else {
+        rescale(1 - static_cast<int>(dir));
+    }
+    sink_.finished(i);
+}
+
+void DeviceCopies::submit(uint32_t i) {
+    OpRecord& r = rec_[i];
+    r.engine = Engine::DeviceCopy;
+    r.gpu_start = now_;
+    const Time extra = pg_.ops[i].graph_node ? hw_.graph_copy_node_extra : Time{};
+    sink_.finish_at(i, now_ + copy_duration(hw_, pg_.ops[i]) + extra);
+}
+
+}  // namespace hetsim

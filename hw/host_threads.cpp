@@ -1,0 +1,27 @@
+#include "hw/host_threads.hpp"
+
+#include "models/host_model.hpp"
+
+namespace hetsim {
+
+HostThreads::HostThreads(const Program& pg, const HwProfile& hw)
+    : hw_(hw), blocking_sync_(pg.blocking_sync), cold_start_(pg.cold_start), call_end_(pg.threads.size()) {
+    if (cold_start_ && hw.module_load_cost != Time{}) loaded_.assign(pg.names.size(), 0);
+}
+
+Time HostThreads::call(uint32_t t, Time base, Time now) {
+    uint32_t others = 0;
+    for (uint32_t k = 0; k < call_end_.size(); ++k)
+        if (k != t && call_end_[k] > now) ++others;
+    const Time cost = contended_call(hw_, base, others);
+    call_end_[t] = now + cost;
+    return cost;
+}
+
+Time HostThreads::module_load(uint32_t kernel_label) {
+    if (loaded_.empty() || loaded_[kernel_label]) return Time{};
+    loaded_[kernel_label] = 1;
+    return hw_.module_load_cost;
+}
+
+}  // namespace hetsim

@@ -1,0 +1,33 @@
+// The host side of the CUDA runtime as each host thread sees it: what its API calls cost while
+// other threads are inside calls too (contention in the driver), how late a blocked sync call
+// wakes up, and the lazy module loading of a cold process. Durations come from models/.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "models/profile.hpp"
+#include "core/program.hpp"
+
+namespace hetsim {
+
+class HostThreads {
+public:
+    HostThreads(const Program& pg, const HwProfile& hw);
+    // Thread t starts a call of `base` host time at `now`: its cost, given the threads still
+    // inside calls (rule launch_contention).
+    Time call(uint32_t t, Time base, Time now);
+    // GPU work done -> a blocked stream/device sync returns (spin or blocking-sync scheduling).
+    Time sync_wakeup() const { return blocking_sync_ ? hw_.blocking_sync_wakeup : hw_.sync_wakeup; }
+    // An event sync: an event without cudaEventBlockingSync spins even under blocking-sync scheduling.
+    Time event_wakeup(const Event& e) const { return e.blocking_sync ? hw_.blocking_sync_wakeup : hw_.sync_wakeup; }
+    // The first launch of each kernel (by label) in a cold process loads its module.
+    Time module_load(uint32_t kernel_label);
+
+private:
+    const HwProfile& hw_;
+    const bool blocking_sync_, cold_start_;
+    std::vector<Time> call_end_;  // per thread: end of its current API call
+    std::vector<uint8_t> loaded_;  // per label: module loaded
+};
+
+}  // namespace hetsim

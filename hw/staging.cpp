@@ -1,0 +1,51 @@
+#include "hw/staging.hpp"
+
+#include "models/copy_model.hpp"
+
+namespace hetsim {
+
+void Staging::touch(uint32_t i) {
+    const Op& op = pg_.ops[i];
+    if (op.buffer < 0 || hw_.staging_cache == 0 || !hw_.rules.staging_cache) return;
+    const uint64_t bytes = pg_.buffers[op.buffer].bytes;
+    uint64_t newer = 0;
+    for (size_t k = recent_.size(); k-- > 0;) {
+        if (recent_[k] == op.buffer) {
+            if (op.dir == CopyDir::H2D && newer + bytes <= hw_.staging_cache) warm_.insert(i);
+            recent_.erase(recent_.begin() + static_cast<long>(k));
+            break;
+        }
+        newer += pg_.buffers[recent_[k]].bytes;
+        if (newer > hw_.staging_cache) break;
+    }
+    recent_.push_back(op.buffer);
+    if (recent_.size() > 64) recent_.erase(recent_.begin());
+}
+
+Time Staging::stage_time(uint32_t op, uint64_t bytes) const {
+    return staging_time(hw_, CopyDir::H2D, bytes, warm_.count(op) != 0);
+}
+
+Time Staging::dma_starts(uint32_t i, UnitSink& sink) {
+    auto h = held_.find(i);
+    if (h != held_.end()) {
+        // Staging stalled with the pool full until now (the DMA start); it resumes as the DMA
+        // frees bounce buffers, at the host's speed.
+        const Op& op = pg_.ops[i];
+        const Time now = sink.clock();
+        const Time staged = max(h->second.called + stage_time(i, op.bytes), now + stage_time(i, op.bytes - hw_.staging_pool));
+        staged_[i] = staged;
+        OpRecord& r = sink.records()[i];
+        const Time unblocked = h->second.called + stage_time(i, op.bytes);
+        if (staged > unblocked) {
+            r.sync_wait += staged - unblocked;
+            r.host_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
+        }
+        const uint32_t t = h->second.thread;
+        held_.erase(h);
+        sink.host_returns(t, i, staged);
+    }
+    return staged_.at(i);
+}
+
+}  // namespace hetsim

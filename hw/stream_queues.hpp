@@ -1,0 +1,66 @@
+// What stands between a stream and the GPU: the hardware queues streams share
+// (CUDA_DEVICE_MAX_CONNECTIONS: an op leaves its queue only after the op issued before it to that
+// queue has left, whatever its stream: a false dependency, hardware-notes #15), and each
+// stream's bounded launch queue (a launch into a full one blocks the calling thread, #23).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "hw/fifo.hpp"
+#include "models/profile.hpp"
+#include "core/program.hpp"
+
+namespace hetsim {
+
+class HardwareQueues {
+public:
+    HardwareQueues(const Program& pg, const HwProfile& hw);
+    bool enabled() const { return !queues_.empty(); }
+    // Op i, issued to stream s, joins its queue; true when it must wait for the op ahead of it.
+    bool join(uint32_t i, int32_t s);
+    // Op i leaves its queue (the GPU takes it); returns the op that waited for it, or -1.
+    int32_t leave(uint32_t i);
+
+private:
+    // The ops in a queue that the GPU has not taken yet, in the order they joined: they leave
+    // in that order too (one waits for the op ahead of it on another stream, and for the one
+    // ahead of it on its own stream through stream order).
+    struct Entry {
+        uint32_t op;
+        bool waits;  // joined behind an op of another stream that had not left
+    };
+    Fifo<Entry>& queue_of(int32_t stream) {
+        const size_t n = queues_.size() - 1;  // the last one is the legacy default stream's own
+        return queues_[stream == 0 ? n : static_cast<size_t>(stream - 1) % n];
+    }
+    const Program& pg_;
+    std::vector<Fifo<Entry>> queues_;  // empty: streams do not share queues
+};
+
+class LaunchQueues {
+public:
+    LaunchQueues(const Program& pg, const HwProfile& hw) : depth_(hw.launch_queue_depth), ops_(pg.streams.size()), waiters_(pg.streams.size()) {}
+    bool enabled() const { return depth_ != 0; }
+    bool full(int32_t s) const { return depth_ && ops_[s].size() >= depth_; }
+    uint32_t oldest(int32_t s) const { return ops_[s].front(); }
+    // Host thread `t` waits for an entry of stream s.
+    void wait(int32_t s, uint32_t t) { waiters_[s].push_back(t); }
+    void push(int32_t s, uint32_t op) { ops_[s].push_back(op); }
+    // Op i of stream s is taken by the GPU: if it held the oldest entry, the entry frees and the
+    // threads waiting for one are handed to `wake`.
+    template <class F>
+    void take(int32_t s, uint32_t i, F&& wake) {
+        if (ops_[s].empty() || ops_[s].front() != i) return;
+        ops_[s].pop_front();
+        if (waiters_[s].empty()) return;
+        for (uint32_t t : waiters_[s]) wake(t);
+        waiters_[s].clear();
+    }
+
+private:
+    uint64_t depth_;
+    std::vector<Fifo<uint32_t>> ops_;        // per stream: issued ops the GPU has not taken
+    std::vector<std::vector<uint32_t>> waiters_;   // per stream: threads blocked on a full queue
+};
+
+}  // namespace hetsim

@@ -1,0 +1,28 @@
+// Host-side cost models: what a CUDA API call costs the calling thread, and the host time of
+// unified-memory faults and allocation calls. Durations only; the host-thread unit (hw/) keeps
+// the state they depend on.
+#pragma once
+#include <cstdint>
+
+#include "models/profile.hpp"
+
+namespace hetsim {
+
+// A call of `base` host time while `others` other host threads are inside API calls: calls
+// contend in the driver, host.launch_contention each.
+Time contended_call(const HwProfile& p, Time base, uint32_t others);
+
+// cudaGraphLaunch of a graph of `nodes` nodes, and cudaGraphInstantiate's per-node part.
+Time graph_launch_cost(const HwProfile& p, uint64_t nodes);
+Time graph_instantiate_cost(const HwProfile& p, uint64_t nodes);
+
+// An allocation call that pins or unpins `bytes` at `bw` bytes/s (0 = free of charge).
+Time bytes_call_cost(uint64_t bytes, uint64_t bw);
+
+// Managed memory: `bytes` migrated by GPU faults, by CPU faults, and the part of a prefetch to
+// the device that holds its calling thread.
+Time gpu_fault_time(const HwProfile& p, uint64_t bytes);
+Time cpu_fault_time(const HwProfile& p, uint64_t bytes);
+Time prefetch_host_hold(const HwProfile& p, uint64_t bytes_to_device);
+
+}  // namespace hetsim

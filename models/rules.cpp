@@ -1,0 +1,34 @@
+#include "models/rules.hpp"
+
+namespace hetsim {
+
+HwProfile effective_profile(const HwProfile& in) {
+    HwProfile p = in;
+    const auto& r = in.rules;
+    if (!r.copy_efficiency) p.h2d_eff = p.d2h_eff = Curve{};
+    if (!r.duplex) p.duplex_factor = p.pageable_contention = 1;
+    if (!r.staging_pool) p.staging_pool = 0;
+    if (!r.kernel_limit) p.max_kernels = UINT32_MAX;
+    if (!r.small_kernel_floor) p.kernel_min_duration = p.launch_latency = Time{};
+    if (!r.launch_queue) p.launch_queue_depth = 0;
+    if (!r.hw_queues) p.hw_queues = 0;
+    if (!r.launch_contention) p.launch_contention = 0;
+    if (!r.module_loading) p.module_load_cost = Time{};
+    if (!r.sync_wakeup) p.sync_wakeup = p.blocking_sync_wakeup = Time{};
+    if (!r.host_funcs) {
+        p.host_func_latency = p.launch_latency;
+        p.host_func_gap = p.stream_gap;
+    }
+    if (!r.graphs) {  // a graph costs what launching its nodes one by one costs
+        p.graph_instantiate_per_node = p.graph_launch_cost = p.graph_copy_node_extra = Time{};
+        p.graph_launch_per_node = p.launch_cost;
+        p.graph_node_gap = p.stream_gap;
+    }
+    if (!r.alloc_costs) {
+        p.malloc_cost = p.free_cost = p.malloc_async_cost = Time{};
+        p.malloc_host_bw = p.free_host_bw = p.host_register_bw = 0;  // 0 = free
+    }
+    return p;
+}
+
+}  // namespace hetsim
