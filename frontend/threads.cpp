@@ -94,7 +94,8 @@ void Lowerer::declare_threads(const YAML::Node& threads) {
             fail_at(it->first, "duplicate thread '" + spec.name + "'; give each host thread its own name");
         const YAML::Node v = it->second;  // a copy: it->second is a member of a temporary
         spec.ops.reset(v);
-        if (v.IsMap()) {
+        // The map form has at least one of its keys; any other mapping is reported as not a list.
+        if (v.IsMap() && (v["ops"] || v["count"] || v["var"] || v["start_after"])) {
             check_keys(v, file_, {"count", "var", "start_after", "ops"}, "thread '" + spec.name + "'");
             if (!v["ops"]) fail_at(v, "thread '" + spec.name + "' needs 'ops', its list of ops");
             spec.ops.reset(v["ops"]);
