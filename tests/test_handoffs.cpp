@@ -146,6 +146,33 @@ threads:
     check_host(s, "host_wait:done", Time{}, us(125));
     check_host(s, "after", us(125), us(135));
     CHECK(s.op("host_wait:done").host_cause.kind == CauseKind::Flag);
+    // Two sets before any wait: cb1 100-120 and cb2 120-140 each set `done` (counted: 2 pending);
+    // the host is busy 0-500, then both waits find a set and return at once, 500-500.
+    Sim two = run_with("  host.flag_wakeup: 5us\n", R"(streams: [s]
+flags: [done]
+threads:
+  main:
+    - kernel: k
+      stream: s
+      duration: 100us
+    - host_func: cb1
+      stream: s
+      duration: 20us
+      sets: done
+    - host_func: cb2
+      stream: s
+      duration: 20us
+      sets: done
+    - host: busy
+      duration: 500us
+    - host_wait: done
+      name: w1
+    - host_wait: done
+      name: w2
+)");
+    check_gpu(two, "cb2", us(120), us(140));
+    check_host(two, "w1", us(500), us(500));
+    check_host(two, "w2", us(500), us(500));
 }
 
 TEST_CASE("start_after and join: threads created and joined inside the run", "[engine][handoff]") {
@@ -286,7 +313,8 @@ TEST_CASE("graph DAG: the lowered program carries the dependencies through JSON"
 TEST_CASE("tasks form: repeat blocks and params make a sweepable dependency graph", "[engine][handoff]") {
     // n = 3 iterations of load (host, 100 us) -> up (H2D 1 MB at 1 GB/s = 1000 us) on s.
     // load[i] on main: 0-100, 100-200, 200-300. up[0] 100-1100, up[1] 1100-2100 (stream order),
-    // up[2] 2100-3100.
+    // up[2] 2100-3100. fin (after up[n - 1] = up[2]) is reached at 300, after load[2] on main,
+    // waits for up[2] to end at 3100 and runs 3100-3110: its host phase 300-3110.
     const std::string body = R"(params: {n: 3}
 streams: [s]
 tasks:
@@ -301,6 +329,7 @@ tasks:
     check_host(s, "load[2]", us(200), us(300));
     check_gpu(s, "up[0]", us(100), us(1100));
     check_gpu(s, "up[2]", us(2100), us(3100));
+    check_host(s, "fin", us(300), us(3110));
     // fin's after entry names up[2] (op 5); the loop's after: [load] names load[i] of its iteration.
     const Program& p = s.sc.program;
     REQUIRE(p.ops.size() == 7);
@@ -310,7 +339,8 @@ tasks:
     LoadOptions o;
     o.sets = {{"n", "1"}};
     Scenario one = load_scenario_text("hardware:\n  profile: h200\n  zero_latency: true\n  copy.h2d.bandwidth: 1GB/s\n" + body, "t.yaml", o);
-    CHECK(one.program.ops.size() == 3);
+    CHECK(one.program.ops.size() == 3);  // load[0] 0-100, up[0] 100-1100, fin 1100-1110
+    CHECK(show(simulate(one.program, one.profile).end_to_end) == show(us(1110)));
 }
 
 // ---------------------------------------------------------------- steady state
