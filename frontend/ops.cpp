@@ -149,6 +149,10 @@ void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::N
     } else if (kind == "join") {
         // An array name joins each of its threads in turn (full_op emits one op per thread).
         op.kind = OpKind::Join;
+        if (sc_.program.warmup > 0)
+            fail_at(head, "join with measure: {warmup: " + std::to_string(sc_.program.warmup) +
+                              "}: every iteration ends at a barrier all threads meet, so no thread ends before the last "
+                              "iteration; drop 'warmup' or the join");
         const std::string name = need_name(head, "thread");
         const bool whole = name.find('[') == std::string::npos && thread_decls_.count(name) && thread_decls_.at(name).count > 1;
         if (whole) {
