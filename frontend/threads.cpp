@@ -168,7 +168,9 @@ void Lowerer::resolve_start_after() {
             const bool mine = t >= spec.first && t < spec.first + spec.count;
             for (uint32_t i : pg.threads[t].ops) {
                 if (pg.ops[i].graph_node || pg.ops[i].kind == OpKind::Barrier) continue;
-                const bool name = pg.op_name(i) == want, label = pg.label(pg.ops[i]) == want;
+                const std::string& lab = pg.label(pg.ops[i]);
+                const bool label = lab == want;  // op_name(i) starts with the label: build it only then
+                const bool name = want.compare(0, lab.size(), lab) == 0 && pg.op_name(i) == want;
                 if (!name && !label) continue;
                 if (mine) {
                     own = true;
