@@ -506,3 +506,40 @@ threads:
     CHECK(show(s.tl.ops[2].host_end) == show(us(400)));
     CHECK(show(s.tl.end_to_end) == show(us(600)));
 }
+
+TEST_CASE("count before expanding: thread arrays, joins of arrays and warm-up iterations", "[lowering][handoff]") {
+    // loader[0..3]: 10 host ops each (40); main: join: loader (4 joins) = 44 ops. With
+    // measure: {warmup: 1} (a join is then an error, so main does one host op instead): 41 ops
+    // twice, and a barrier per thread (5): 87.
+    const std::string body = R"(threads:
+  main:
+    - join: loader
+  loader:
+    count: 4
+    var: w
+    ops:
+      - repeat: 10
+        do:
+          - host: load
+            name: load${w}
+            duration: 1us
+)";
+    auto load = [&](const std::string& yaml, uint64_t max_ops) {
+        LoadOptions o;
+        o.max_ops = max_ops;
+        return load_scenario_text(yaml, "count.yaml", o);
+    };
+    Scenario sc = load(body, 44);
+    CHECK(sc.program.ops.size() == 44);
+    CHECK(sc.program.ops.capacity() == 44);  // reserved at the exact count
+    CHECK(sc.program.threads[0].ops.size() == 4);
+    CHECK_THROWS_WITH(load(body, 43), Catch::Contains("expands to more than 43 ops"));
+    const std::string warm = "measure: {warmup: 1}\n" + body;
+    CHECK_THROWS_WITH(load(warm, 1000), Catch::Contains("join with measure"));  // a join cannot be repeated
+    std::string nojoin = warm;
+    nojoin.replace(nojoin.find("    - join: loader\n"), 19, "    - host: m\n      duration: 1us\n");
+    Scenario w = load(nojoin, 1 + 40 + 1 + 40 + 5);
+    CHECK(w.program.ops.size() == 87);
+    CHECK(w.program.ops.capacity() == 87);
+    CHECK_THROWS_WITH(load(nojoin, 86), Catch::Contains("expands to more than 86 ops"));
+}
