@@ -4,6 +4,7 @@
 // checks, from `zero_latency: true` and the parameters each scenario sets.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "core/program_json.hpp"
@@ -542,4 +543,39 @@ TEST_CASE("count before expanding: thread arrays, joins of arrays and warm-up it
     CHECK(w.program.ops.size() == 87);
     CHECK(w.program.ops.capacity() == 87);
     CHECK_THROWS_WITH(load(nojoin, 86), Catch::Contains("expands to more than 86 ops"));
+}
+
+TEST_CASE("program JSON: queues, flags, thread starts, joins, DAG graphs and warm-up survive the round trip", "[handoff]") {
+    // The lowered program the runner reads simulates to the same timeline as the one lowered here.
+    int checked = 0;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(HETSIM_SOURCE_DIR) / "scenarios" / "validation")) {
+        const std::string name = e.path().filename().string();
+        if (e.path().extension() != ".yaml" || name < "78" || name > "9") continue;
+        INFO(name);
+        Scenario sc = load_scenario(e.path().string());
+        Program back = program_from_json(program_to_json(sc.program, sc.name), name);
+        CHECK(back.queues.size() == sc.program.queues.size());
+        CHECK(back.flags.size() == sc.program.flags.size());
+        CHECK(back.warmup == sc.program.warmup);
+        const Timeline a = simulate(sc.program, sc.profile), b = simulate(back, sc.profile);
+        CHECK(show(a.end_to_end) == show(b.end_to_end));
+        CHECK(show(a.measured_from) == show(b.measured_from));
+        ++checked;
+    }
+    CHECK(checked == 12);
+    Sim s = run_with("  host.thread_start: 20us\n  host.join_wakeup: 7us\n", R"(threads:
+  main:
+    - host: spawn
+      duration: 10us
+    - join: worker
+  worker:
+    start_after: spawn
+    ops:
+      - host: work
+        duration: 100us
+)");
+    Program back = program_from_json(program_to_json(s.sc.program, "x"), "x.json");
+    CHECK(back.threads[1].start_after == 0);
+    CHECK(back.ops[1].target == 1);
+    CHECK(show(simulate(back, s.sc.profile).end_to_end) == show(us(137)));
 }
