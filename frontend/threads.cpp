@@ -109,7 +109,8 @@ void Lowerer::declare_threads(const YAML::Node& threads) {
                     fail_at(w, "thread index variable '" + spec.var + "' shadows a param of the same name; choose another name");
             }
             if (YAML::Node s = v["start_after"]) {
-                need_name(s, "start_after");
+                // Checked as a name once the ops exist (it may use the index variable).
+                if (!s.IsScalar() || s.Scalar().empty()) need_name(s, "start_after");
                 spec.start_after.reset(s);
             }
         }
@@ -161,32 +162,57 @@ void Lowerer::resolve_start_after() {
     auto& pg = sc_.program;
     for (const ThreadSpec& spec : specs_) {
         if (!spec.start_after) continue;
-        const std::string want = need_name(spec.start_after, "start_after");
-        std::vector<uint32_t> by_name, by_label;
-        bool own = false;
-        for (uint32_t t = 0; t < pg.threads.size(); ++t) {
-            const bool mine = t >= spec.first && t < spec.first + spec.count;
-            for (uint32_t i : pg.threads[t].ops) {
-                if (pg.ops[i].graph_node || pg.ops[i].kind == OpKind::Barrier) continue;
-                const std::string& lab = pg.label(pg.ops[i]);
-                const bool label = lab == want;  // op_name(i) starts with the label: build it only then
-                const bool name = want.compare(0, lab.size(), lab) == 0 && pg.op_name(i) == want;
-                if (!name && !label) continue;
-                if (mine) {
-                    own = true;
-                    continue;
+        // The ops named or labelled `want` on other threads (the name preferred).
+        auto find = [&](const std::string& want) {
+            std::vector<uint32_t> by_name, by_label;
+            bool own = false;
+            for (uint32_t t = 0; t < pg.threads.size(); ++t) {
+                const bool mine = t >= spec.first && t < spec.first + spec.count;
+                for (uint32_t i : pg.threads[t].ops) {
+                    if (pg.ops[i].graph_node || pg.ops[i].kind == OpKind::Barrier) continue;
+                    const std::string& lab = pg.label(pg.ops[i]);
+                    const bool label = lab == want;  // op_name(i) starts with the label: build it only then
+                    const bool name = want.compare(0, lab.size(), lab) == 0 && pg.op_name(i) == want;
+                    if (!name && !label) continue;
+                    if (mine) {
+                        own = true;
+                        continue;
+                    }
+                    if (name) by_name.push_back(i);
+                    if (label) by_label.push_back(i);
                 }
-                if (name) by_name.push_back(i);
-                if (label) by_label.push_back(i);
             }
+            std::vector<uint32_t> found = by_name.empty() ? by_label : by_name;
+            if (found.empty()) {
+                if (own)
+                    fail_at(spec.start_after, "thread '" + spec.name + "' cannot start after '" + want +
+                                                  "', an op of its own: start_after names an op on another thread (the one that creates it)");
+                fail_at(spec.start_after, "start_after names no op: no op on another thread is named or labelled '" + want + "'");
+            }
+            return found;
+        };
+        // With an index variable the name may differ per thread (`spawn[${w}]`): each then names one op.
+        std::vector<std::string> wants;
+        for (uint32_t k = 0; k < spec.count; ++k) {
+            set_thread_var(spec, k);
+            wants.push_back(need_name(spec.start_after, "start_after"));
+            if (spec.var.empty()) break;
         }
-        const std::vector<uint32_t>& found = by_name.empty() ? by_label : by_name;
-        if (found.empty()) {
-            if (own)
-                fail_at(spec.start_after, "thread '" + spec.name + "' cannot start after '" + want +
-                                              "', an op of its own: start_after names an op on another thread (the one that creates it)");
-            fail_at(spec.start_after, "start_after names no op: no op on another thread is named or labelled '" + want + "'");
+        set_thread_var(spec, -1);
+        const bool same = std::all_of(wants.begin(), wants.end(), [&](const std::string& w) { return w == wants[0]; });
+        if (!same) {
+            for (uint32_t k = 0; k < spec.count; ++k) {
+                const std::vector<uint32_t> found = find(wants[k]);
+                if (found.size() != 1)
+                    fail_at(spec.start_after, "start_after '" + wants[k] + "' of thread " + pg.threads[spec.first + k].name + " names " +
+                                                  std::to_string(found.size()) + " ops (the first " + pg.op_name(found[0]) +
+                                                  "); name one op per thread, such as " + pg.op_name(found[0]));
+                pg.threads[spec.first + k].start_after = static_cast<int32_t>(found[0]);
+            }
+            continue;
         }
+        const std::string& want = wants[0];
+        const std::vector<uint32_t> found = find(want);
         if (found.size() != 1 && found.size() != spec.count)
             fail_at(spec.start_after, "start_after '" + want + "' names " + std::to_string(found.size()) + " ops (the first " +
                                           pg.op_name(found[0]) + "); name one op (such as " + pg.op_name(found[0]) + ")" +

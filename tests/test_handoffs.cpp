@@ -222,6 +222,28 @@ TEST_CASE("start_after and join: threads created and joined inside the run", "[e
     check_host(a, "join:workers[0]", us(20), us(137));
     check_host(a, "join:workers[1]", us(137), us(247));
     check_host(a, "tail", us(247), us(252));
+    // The same with the index variable in start_after (spawn[${w}]): the same starts.
+    std::string by_var = R"(threads:
+  main:
+    - repeat: 2
+      do:
+        - host: spawn
+          duration: 10us
+    - join: workers
+  workers:
+    count: 2
+    var: w
+    start_after: spawn[${w}]
+    ops:
+      - host: work
+        name: work${w}
+        duration: (w + 1) * 100us
+)";
+    Sim v = run_with(hw, by_var);
+    check_host(v, "work0", us(30), us(130));
+    check_host(v, "work1", us(40), us(240));
+    CHECK(v.sc.program.threads[1].start_after == 0);
+    CHECK(v.sc.program.threads[2].start_after == 1);
 }
 
 namespace {
