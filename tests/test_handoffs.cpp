@@ -601,3 +601,32 @@ TEST_CASE("program JSON: queues, flags, thread starts, joins, DAG graphs and war
     CHECK(back.ops[1].target == 1);
     CHECK(show(simulate(back, s.sc.profile).end_to_end) == show(us(137)));
 }
+
+TEST_CASE("host queue arrays: each loader puts into its own queue, the trainer takes them in turn", "[handoff]") {
+    // loader[w] puts into b[w]; the trainer gets b[i % 2]. With put 1 us, get 2 us, wake-up 10 us:
+    // both loads 0-100; get b[0] at 0 waits, put b[0] 100-101 releases it at 113; b[1]'s item is
+    // queued (ready 101), so get b[1] at 113 takes it at once: 113-115.
+    Sim s = run_with(kQueueCosts, R"(queues:
+  b: {capacity: 1, count: 2}
+threads:
+  loader:
+    count: 2
+    var: w
+    ops:
+      - host: load
+        name: load${w}
+        duration: 100us
+      - put: b[${w}]
+  trainer:
+    - repeat: 2
+      do:
+        - get: b[i % 2]
+)");
+    const Program& p = s.sc.program;
+    REQUIRE(p.queues.size() == 2);
+    CHECK(p.queues[1].name == "b[1]");
+    CHECK(p.ops[1].queue == 0);
+    CHECK(p.ops[3].queue == 1);
+    check_host(s, "get:b[0][0]", Time{}, us(113));
+    check_host(s, "get:b[1][1]", us(113), us(115));
+}
