@@ -11,6 +11,7 @@
 
 #include "report/analysis.hpp"
 #include "report/compare.hpp"
+#include "report/suggestions.hpp"
 #include "core/program.hpp"
 #include "core/timeline.hpp"
 
@@ -26,10 +27,12 @@ struct HtmlSection {
 struct HtmlRun {
     std::string scenario_name;  // the scenario's `name:`
     std::vector<HtmlSection> extra;
+    const Suggestions* suggestions = nullptr;  // the simulated suggestions table, when computed
 };
 
 // The run report: headline figures, the timeline, the critical path by segment, the resource
-// table, the overlap metrics (with their definitions), extra sections, the warnings.
+// table, the overlap metrics (with their definitions), why the GPU idles (a bar per cause), the
+// suggestions table (when given), extra sections, the warnings.
 void write_html_report(std::ostream& os, const Program& p, const Timeline& t, const Analysis& a, const HtmlRun& run);
 
 // Simulated against measured: the end-to-end error and its basis, both timelines on one time
