@@ -13,21 +13,32 @@ namespace {
 using Iv = std::pair<int64_t, int64_t>;  // [first, second) in ps
 
 // The union of a lane's phases: phases come nearly in time order, so most extend the last
-// block; the rest are merged once at the end. Memory: about one entry per block.
+// block or merge a few blocks back; the rest are kept aside and merged once at the end.
+// Memory: about one entry per block.
 struct Blocks {
-    std::vector<Iv> b;
-    bool sorted = true;
+    static constexpr size_t kLookBack = 32;
+    std::vector<Iv> b, late;
     void add(int64_t s, int64_t e) {
         if (e <= s) return;
-        if (!b.empty() && s >= b.back().first && s <= b.back().second) {
+        if (b.empty() || s > b.back().second) return b.push_back({s, e});
+        if (s >= b.back().first) {
             b.back().second = std::max(b.back().second, e);
             return;
         }
-        if (!b.empty() && s < b.back().first) sorted = false;
-        b.push_back({s, e});
+        size_t k = b.size() - 1;  // b[k].first > s: find the block it starts in or after
+        while (k > 0 && b[k].first > s && b.size() - k <= kLookBack) --k;
+        if (b[k].first > s) return late.push_back({s, e});
+        if (s <= b[k].second) b[k].second = std::max(b[k].second, e);
+        else b.insert(b.begin() + static_cast<long>(++k), Iv{s, e});
+        size_t j = k + 1;
+        while (j < b.size() && b[j].first <= b[k].second) b[k].second = std::max(b[k].second, b[j++].second);
+        b.erase(b.begin() + static_cast<long>(k + 1), b.begin() + static_cast<long>(j));
     }
     void finish() {
-        if (!sorted) std::sort(b.begin(), b.end());
+        if (late.empty()) return;
+        b.insert(b.end(), late.begin(), late.end());
+        std::vector<Iv>().swap(late);
+        std::sort(b.begin(), b.end());
         size_t k = 0;
         for (const Iv& iv : b) {
             if (k > 0 && iv.first <= b[k - 1].second) b[k - 1].second = std::max(b[k - 1].second, iv.second);
@@ -82,21 +93,29 @@ struct Label {
 
 class Walker {
 public:
-    Walker(const Program& p, const Timeline& t) : p_(p), t_(t), stamp_(2 * t.ops.size(), 0) {}
+    Walker(const Program& p, const Timeline& t) : p_(p), t_(t) {}
 
     // Attributes the gap [g0, g1) ending where the phase (first, Gpu) starts.
     void gap(uint32_t first, int64_t g0, int64_t g1) {
-        ++gen_;
+        visited_.clear();
         int64_t T = g1;
         uint32_t op = first;
         Phase ph = Phase::Gpu;
-        while (T > g0) {
-            const uint32_t key = 2 * op + (ph == Phase::Gpu ? 1 : 0);
-            if (stamp_[key] == gen_) {  // a cycle of causes: the rest goes to this phase
+        // A walk visits each phase at most once; the bound only guards a malformed timeline.
+        for (size_t steps = 0; T > g0; ++steps) {
+            if (steps > 2 * t_.ops.size() + 2) {
                 add_id(memo(kOwn, op, ph, Cause{}, [&] { return own_label(op, ph); }), g0, T);
                 return;
             }
-            stamp_[key] = gen_;
+            const uint32_t key = 2 * op + (ph == Phase::Gpu ? 1 : 0);
+            // Causes point back in time, so a walk revisits a phase only through a cycle of zero
+            // length (an op's host phase and GPU phase waiting on each other): the rest goes to it.
+            if (std::find(visited_.begin(), visited_.end(), key) != visited_.end()) {
+                add_id(memo(kOwn, op, ph, Cause{}, [&] { return own_label(op, ph); }), g0, T);
+                return;
+            }
+            if (visited_.size() >= kVisitedWindow) visited_.erase(visited_.begin());
+            visited_.push_back(key);
             const int64_t Ps = start(op, ph);
             Cause c = ph == Phase::Host ? t_.ops[op].host_cause : t_.ops[op].gpu_cause;
             bool has = c.kind != CauseKind::None && c.op >= 0 && static_cast<size_t>(c.op) < t_.ops.size() &&
@@ -200,10 +219,18 @@ private:
     template <class F>
     uint32_t memo(Form form, uint32_t op, Phase ph, const Cause& c, F make) {
         const Key k = key_of(form, op, ph, c);
+        const size_t h = KeyHash()(k);
+        Recent& slot = recent_[h % kRecent];  // a direct-mapped cache in front of the map
+        if (slot.valid && slot.key == k) return slot.id;
         auto it = memo_.find(k);
-        if (it != memo_.end()) return it->second;
-        const uint32_t id = intern(make());
-        memo_.emplace(k, id);
+        uint32_t id;
+        if (it != memo_.end()) {
+            id = it->second;
+        } else {
+            id = intern(make());
+            memo_.emplace(k, id);
+        }
+        slot = Recent{k, id, true};
         return id;
     }
     uint32_t intern(const Label& l) {
@@ -374,10 +401,17 @@ private:
 
     const Program& p_;
     const Timeline& t_;
-    std::vector<uint32_t> stamp_;
-    uint32_t gen_ = 0;
+    static constexpr size_t kVisitedWindow = 16;  // the last phases walked, for the cycle check
+    std::vector<uint32_t> visited_;
     std::vector<int32_t> prev_;
     std::unordered_map<Key, uint32_t, KeyHash> memo_;
+    struct Recent {
+        Key key{};
+        uint32_t id = 0;
+        bool valid = false;
+    };
+    static constexpr size_t kRecent = 256;
+    Recent recent_[kRecent];
     std::map<std::pair<std::string, std::string>, uint32_t> ids_;
     std::vector<Label> labels_;
     std::vector<int64_t> sums_;  // by label id, for the lane being attributed
@@ -426,6 +460,7 @@ IdleReport attribute_idle(const Program& p, const Timeline& t) {
         blocks[l].finish();
         first[l].assign(blocks[l].b.size(), -1);
     }
+    size_t hint[kLanes] = {};
     // The phase that ends last: what runs after a lane's last work.
     int32_t last_op = -1;
     int64_t last_end = INT64_MIN;
@@ -433,12 +468,23 @@ IdleReport attribute_idle(const Program& p, const Timeline& t) {
         const OpRecord& r = t.ops[i];
         if (r.end().ps() > last_end && (r.has_host() || r.has_gpu())) last_end = r.end().ps(), last_op = static_cast<int32_t>(i);
         if (!r.has_gpu() || r.gpu_end <= r.gpu_start) continue;
+        const int64_t st = r.gpu_start.ps();
         for (int l : {0, lane_of(r.engine)}) {
             if (l < 0) continue;
+            // The block holding the phase's start: near the last one found (phases come nearly
+            // in time order), else by binary search.
             const auto& b = blocks[l].b;
-            auto it = std::lower_bound(b.begin(), b.end(), Iv{r.gpu_start.ps(), INT64_MIN});
-            if (it != b.end() && it->first == r.gpu_start.ps()) {
-                int32_t& f = first[l][static_cast<size_t>(it - b.begin())];
+            size_t& k = hint[l];
+            if (k >= b.size() || b[k].first > st) k = static_cast<size_t>(std::upper_bound(b.begin(), b.end(), Iv{st, INT64_MAX}) - b.begin()) - 1;
+            for (int step = 0; k + 1 < b.size() && b[k + 1].first <= st; ++step) {
+                if (step == 4) {
+                    k = static_cast<size_t>(std::upper_bound(b.begin() + static_cast<long>(k), b.end(), Iv{st, INT64_MAX}) - b.begin()) - 1;
+                    break;
+                }
+                ++k;
+            }
+            if (b[k].first == st) {
+                int32_t& f = first[l][k];
                 if (f < 0) f = static_cast<int32_t>(i);
             }
         }
