@@ -154,6 +154,7 @@ json to_json(const Program& p, const Timeline& t, const Analysis& a, const Sugge
     if (sug) {
         j["suggestions"] = suggestions_json(*sug);
         if (!sug->skipped.empty()) j["suggestions_skipped"] = sug->skipped;
+        if (!sug->failed.empty()) j["suggestions_failed"] = sug->failed;
     }
 
     json steps = json::array();

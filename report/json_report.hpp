@@ -18,7 +18,8 @@ nlohmann::json ns_value(Time t);
 nlohmann::json metrics_json(const Metrics& m);
 
 // Keys: scenario, end_to_end_ns, resources, metrics, idle, critical_path {steps, share}, ops,
-// warnings, and with `sug` suggestions (a list, best first) or suggestions_skipped (why none).
+// warnings, and with `sug` suggestions (a list, best first), suggestions_skipped (why none) and
+// suggestions_failed (changes whose run failed, with the error).
 // idle: {<lane>: {idle_ns, causes: [{cause, ns, what}]}} for "gpu" and each engine used, the
 // causes largest first, their integer ns summing to idle_ns. Readers ignore keys they do not know.
 // Each op: name, kind, lane/start_ns/end_ns (GPU phase if any, else host phase), host_lane,

@@ -23,6 +23,7 @@ struct Suggestions {
     Time baseline;                 // the scenario's own end to end
     std::vector<Suggestion> list;  // every simulated change, best (lowest end to end) first
     std::string skipped;           // why none were simulated ("" when they were)
+    std::vector<std::string> failed;  // changes whose run failed, with the error: not suggested
 };
 
 }  // namespace hetsim::report

@@ -132,6 +132,7 @@ void write_suggestions(std::ostream& os, const Suggestions& s) {
     if (shown > kMaxSuggestions) os << "  ... " << shown - kMaxSuggestions << " more that help (--format json lists them)\n";
     if (shown == 0) os << "  none of the " << s.list.size() << " changes tried shortens the run\n";
     else if (worse) os << "  (" << worse << (worse == 1 ? " other change tried does not help)\n" : " other changes tried do not help)\n");
+    for (const std::string& f : s.failed) os << "  could not simulate " << f << "\n";
 }
 
 }  // namespace

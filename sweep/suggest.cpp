@@ -70,8 +70,9 @@ public:
         bool ok = true;
         try {
             out = end_to_end(c);
-        } catch (const std::exception&) {
-            ok = false;  // not simulated: never suggested
+        } catch (const std::exception& e) {
+            ok = false;  // not simulated: never suggested, but said
+            failed_.push_back(c.text + ": " + e.what());
         }
         memo_[key] = {out, ok};
         return ok;
@@ -85,6 +86,7 @@ public:
     }
 
     uint64_t left() const { return left_; }
+    std::vector<std::string>& failed() { return failed_; }
     const YAML::Node& root() const { return root_; }
 
 private:
@@ -102,6 +104,7 @@ private:
     uint64_t left_;
     YAML::Node root_;
     std::map<std::string, std::pair<Time, bool>> memo_;
+    std::vector<std::string> failed_;
 };
 
 std::string knob_text(const std::vector<std::pair<std::string, std::string>>& sets) {
@@ -263,6 +266,7 @@ report::Suggestions suggest(const std::string& text, const std::string& file, co
         Time e;
         if (new_combo && runner.run(all, e)) record(all, e);
     }
+    out.failed = std::move(runner.failed());
     std::stable_sort(out.list.begin(), out.list.end(),
                      [](const report::Suggestion& a, const report::Suggestion& b) { return a.end_to_end < b.end_to_end; });
     return out;

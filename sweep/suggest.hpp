@@ -8,7 +8,8 @@
 //     `--set knob=value`), then the best combination of the knobs: every combination when they
 //     fit in what is left of the budget, else a descent from the best single values, one knob
 //     at a time; and the best combination together with every other change that helped.
-// Nothing is suggested that was not simulated: a change whose run fails is dropped.
+// Nothing is suggested that was not simulated: a change whose run fails is dropped (and listed
+// in Suggestions::failed with its error).
 // Cost: at most `budget` runs in all; none for a program above `max_ops` ops.
 #pragma once
 #include <cstdint>

@@ -123,6 +123,27 @@ TEST_CASE("suggest: --no-suggest, the budget and the op limit") {
     CHECK(text.out.find("  none simulated: the program has ") != std::string::npos);
 }
 
+TEST_CASE("suggest: a knob value whose run fails is said, not suggested") {
+    // nstreams=9 names a stream s[8] that the file does not declare (s has 4).
+    const auto r = cli("run scenarios/examples/copy_bound_pipeline.yaml --set nstreams=1 --format json");
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    CHECK(!j.contains("suggestions_failed"));
+    const fs::path dir = fs::temp_directory_path() / ("hetsim-suggest-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path f = dir / "failing_knob.yaml";
+    std::ofstream(f) << "hardware: h200\nparams: {nstreams: 1}\nknobs: {nstreams: [1, 2, 9]}\nstreams: {s: {count: 2}}\n"
+                        "threads:\n  main:\n    - repeat: 4\n      var: i\n      do:\n        - kernel: k\n"
+                        "          stream: s[i % nstreams]\n          duration: 1ms\n    - device_sync:\n";
+    const json k = run_json("'" + f.string() + "'");
+    for (const json& g : k["suggestions"]) CHECK(g["change"] != "nstreams=9");
+    REQUIRE(k.contains("suggestions_failed"));
+    REQUIRE(k["suggestions_failed"].size() == 1);
+    CHECK(k["suggestions_failed"][0].get<std::string>().rfind("nstreams=9: ", 0) == 0);
+    const auto text = cli("run '" + f.string() + "'");
+    CHECK(text.out.find("  could not simulate nstreams=9: ") != std::string::npos);
+}
+
 TEST_CASE("suggest: bad knobs are reported with their place") {
     const fs::path dir = fs::temp_directory_path() / ("hetsim-suggest-" + std::to_string(::getpid()));
     fs::create_directories(dir);
