@@ -270,11 +270,12 @@ void write_html_report(std::ostream& os, const Program& p, const Timeline& t, co
     os << "<section id=\"timeline\"><h2>Timeline</h2>\n<p class=\"note\">Hover a shape for its op: name, kind, lane, start, "
           "end, duration and cause. Outlined: on the critical path.</p>\n<div class=\"timeline\">"
        << timeline_svg(p, {{"Simulated", &t, &a}}, name + ": end to end " + format_time(a.end_to_end)) << "</div></section>\n";
+    // The answers first: why the GPU idles and what to change, then the evidence.
+    write_idle(os, a);
+    if (run.suggestions) write_suggestions(os, *run.suggestions);
     write_critical_path(os, p, a);
     write_resources(os, a);
     write_metrics(os, m);
-    write_idle(os, a);
-    if (run.suggestions) write_suggestions(os, *run.suggestions);
     write_extra(os, run.extra);
     write_warnings(os, {{"", &t.warnings}});
     close_page(os);

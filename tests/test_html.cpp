@@ -95,7 +95,7 @@ TEST_CASE("html: hetsim compare --report shows both timelines, the metrics and t
     CHECK(count(html, "<svg class=\"timeline-svg\" ") == 1);
 }
 
-TEST_CASE("html: why the GPU idles, the suggestions and the caller's extra sections come after the metrics") {
+TEST_CASE("html: why the GPU idles and the suggestions follow the timeline; the caller's extra sections the metrics") {
     const Scenario sc = load_scenario("scenarios/seeds/double_buffer.yaml");
     const Timeline t = simulate(sc.program, sc.profile);
     const report::Analysis a = report::analyze(sc.program, t);
@@ -106,10 +106,13 @@ TEST_CASE("html: why the GPU idles, the suggestions and the caller's extra secti
     report::HtmlRun run{sc.name, {{"notes", "Notes", "<p>a note</p>"}}, &sug};
     report::write_html_report(os, sc.program, t, a, run);
     const std::string html = os.str();
-    const size_t metrics = html.find("<section id=\"metrics\">"), idle = html.find("<section id=\"idle\"><h2>Why the GPU idles</h2>"),
+    const size_t timeline = html.find("<section id=\"timeline\">"), metrics = html.find("<section id=\"metrics\">"),
+                 idle = html.find("<section id=\"idle\"><h2>Why the GPU idles</h2>"),
                  suggestions = html.find("<section id=\"suggestions\"><h2>Suggestions, each simulated</h2>"),
-                 notes = html.find("<section id=\"notes\"><h2>Notes</h2>"), warnings = html.find("<section id=\"warnings\">");
-    CHECK((metrics < idle && idle < suggestions && suggestions < notes && notes < warnings && warnings != std::string::npos));
+                 path = html.find("<section id=\"critical-path\">"), notes = html.find("<section id=\"notes\"><h2>Notes</h2>"),
+                 warnings = html.find("<section id=\"warnings\">");
+    CHECK((timeline < idle && idle < suggestions && suggestions < path && path < metrics && metrics < notes && notes < warnings &&
+           warnings != std::string::npos));
     CHECK_THAT(html, Contains("<p>a note</p>"));
     // A bar per cause: the largest cause of the GPU lane first, with its share of the idle time.
     const report::IdleLane& g = a.idle.lanes[0];
