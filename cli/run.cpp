@@ -100,7 +100,7 @@ int run_main(const std::vector<std::string>& args) {
         ("report", po::value(&html), "write a self-contained HTML report (timeline with tooltips, critical path, resources, metrics, warnings)")
         ("time-limit", po::value(&time_limit), "stop with an error past this simulated time, e.g. 10s")
         ("no-suggest", po::bool_switch(&no_suggest), "skip the simulated suggestions (pinned buffers, sync mode, hardware queues, knobs)")
-        ("suggest-budget", po::value(&sopt.budget)->default_value(sopt.budget), "at most this many simulated runs for the suggestions")
+        ("suggest-budget", po::value(&sopt.budget)->default_value(sopt.budget), "at most this many simulated runs for the suggestions (fewer for a large program: about 2*10^7 ops simulated in all)")
         ("suggest-max-ops", po::value(&sopt.max_ops)->default_value(sopt.max_ops), "skip the suggestions for a program of more ops than this");
     add_common(d, c);
     po::variables_map vm;

@@ -132,7 +132,9 @@ report::Suggestions suggest(const std::string& text, const std::string& file, co
                       " that --suggest-max-ops allows (each suggestion re-lowers and re-simulates it)";
         return out;
     }
-    Runner runner(text, file, lo, eo, opts.budget);
+    // At most `budget` runs, and about `ops_budget` simulated ops in all (at least 4 runs).
+    const uint64_t by_ops = std::max<uint64_t>(4, opts.ops_budget / std::max<uint64_t>(1, p.ops.size()));
+    Runner runner(text, file, lo, eo, std::min(opts.budget, by_ops));
     std::vector<Change> singles;
 
     // Pinned instead of pageable: each pageable buffer a copy on the critical path uses.

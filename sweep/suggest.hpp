@@ -10,7 +10,8 @@
 //     at a time; and the best combination together with every other change that helped.
 // Nothing is suggested that was not simulated: a change whose run fails is dropped (and listed
 // in Suggestions::failed with its error).
-// Cost: at most `budget` runs in all; none for a program above `max_ops` ops.
+// Cost: at most `budget` runs in all, and at most max(4, ops_budget / ops) (about 2*10^7 ops
+// simulated, a few seconds); none for a program above `max_ops` ops.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@ namespace hetsim::sweep {
 struct SuggestOptions {
     uint64_t budget = 64;         // simulated runs at most, single changes and combinations together
     uint64_t max_ops = 1'000'000; // skip the suggestions for a larger program (each run re-lowers it)
+    uint64_t ops_budget = 20'000'000;  // and fewer runs for a large one: about this many ops simulated in all (4 runs at least)
 };
 
 // `scenario_text` is the file's text, `file` its path (messages), `lo` the run's load options
