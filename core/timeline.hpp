@@ -45,7 +45,10 @@ struct OpRecord {
     Time host_start = Time::ps(kUnset), host_end = Time::ps(kUnset);  // host phase, if any
     Time gpu_start = Time::ps(kUnset), gpu_end = Time::ps(kUnset);    // GPU phase, if any
     Time sync_wait;       // part of the host phase spent blocked waiting for the GPU
-    Cause host_cause, gpu_cause;
+    Cause host_cause;
+    // The engine sits in gpu_cause's tail padding (no_unique_address lets the compiler reuse
+    // it): 56 bytes a record instead of 64, an eighth of the timeline's memory.
+    [[no_unique_address]] Cause gpu_cause;
     Engine engine = Engine::None;
 
     bool has_host() const { return host_start.ps() != kUnset; }
@@ -62,6 +65,8 @@ struct OpRecord {
         return overlap > Time{} ? host + gpu - overlap : host + gpu;
     }
 };
+
+static_assert(sizeof(OpRecord) == 56, "OpRecord: 5 times, 2 causes, the engine in the second cause's padding");
 
 struct Timeline {
     std::vector<OpRecord> ops;          // parallel to Program::ops

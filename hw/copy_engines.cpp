@@ -40,8 +40,7 @@ Time CopyEngines::work(uint32_t i, CopyDir dir) {
 double CopyEngines::factor(int dir) const {
     const Running &other = running_[1 - dir], &self = running_[dir];
     if (other.op < 0 || self.op < 0) return 1;
-    return duplex_slowdown(hw_, static_cast<CopyDir>(dir), is_pageable_copy(hw_, pg_.ops[self.op]),
-                           is_pageable_copy(hw_, pg_.ops[other.op]));
+    return duplex_slowdown(hw_, static_cast<CopyDir>(dir), self.pageable, other.pageable);
 }
 
 void CopyEngines::schedule(int dir) {
@@ -70,6 +69,7 @@ void CopyEngines::start(uint32_t i, CopyDir dir) {
     const int d = static_cast<int>(dir);
     Running& c = running_[d];
     c.op = static_cast<int32_t>(i);
+    c.pageable = is_pageable_copy(hw_, pg_.ops[i]);
     c.work_left = work(i, dir);
     c.last = now_;
     c.factor = factor(d);

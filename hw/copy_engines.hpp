@@ -31,6 +31,7 @@ private:
         Time last;       // when work_left was last brought up to date
         double factor = 1;
         uint32_t version = 0;
+        bool pageable = false;  // the copy stages through host memory (is_pageable_copy)
     };
     static CopyDir direction(const Op& op) { return op.kind == OpKind::Prefetch ? (op.to_device ? CopyDir::H2D : CopyDir::D2H) : op.dir; }
     Time work(uint32_t op, CopyDir dir);  // GPU time at full speed

@@ -18,8 +18,8 @@ public:
     bool enabled() const { return !queues_.empty(); }
     // Op i, issued to stream s, joins its queue; true when it must wait for the op ahead of it.
     bool join(uint32_t i, int32_t s);
-    // Op i leaves its queue (the GPU takes it); returns the op that waited for it, or -1.
-    int32_t leave(uint32_t i);
+    // Op i, of stream s, leaves its queue (the GPU takes it); returns the op that waited for it, or -1.
+    int32_t leave(uint32_t i, int32_t s);
 
 private:
     // The ops in a queue that the GPU has not taken yet, in the order they joined: they leave
@@ -27,14 +27,12 @@ private:
     // ahead of it on its own stream through stream order).
     struct Entry {
         uint32_t op;
+        int32_t stream;
         bool waits;  // joined behind an op of another stream that had not left
     };
-    Fifo<Entry>& queue_of(int32_t stream) {
-        const size_t n = queues_.size() - 1;  // the last one is the legacy default stream's own
-        return queues_[stream == 0 ? n : static_cast<size_t>(stream - 1) % n];
-    }
-    const Program& pg_;
+    Fifo<Entry>& queue_of(int32_t stream) { return queues_[queue_[static_cast<size_t>(stream)]]; }
     std::vector<Fifo<Entry>> queues_;  // empty: streams do not share queues
+    std::vector<uint32_t> queue_;      // per stream: the index of its queue in queues_
 };
 
 class LaunchQueues {

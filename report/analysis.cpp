@@ -119,9 +119,29 @@ struct LaneIndex {
     size_t count() const { return threads + streams + 2 + kEngines; }
 };
 
+// Where a block list's phases come from, in op order: a lane's phases that start in op order
+// (almost always: program order, stream order, FIFO engines) are read straight from the
+// timeline as the sweep needs them, merged on the fly; only a list whose phases come out of
+// order is folded into a Union first. Nothing is kept per phase.
+struct List {
+    Union u;                          // the blocks, when materialized
+    int64_t last_start = INT64_MIN;   // of the list's last non-empty phase, in op order
+    size_t phases = 0;                // non-empty phases
+    bool ordered = true;              // every non-empty phase started at or after the one before it
+    bool materialized = false;
+    int64_t length = 0;               // the union's length, once the sweep has read it
+    void note(int64_t s, int64_t e) {
+        if (e <= s) return;
+        if (s < last_start) ordered = false;
+        last_start = s;
+        ++phases;
+    }
+};
+
 struct Lane {
-    Union all;                 // category lanes (host threads, engines), and streams not sequential
-    Union stream_only;         // streams: GPU phases on no engine (their category's union)
+    List all;                  // category lanes (host threads, engines)
+    List stream_only;          // streams: GPU phases on no engine (their category's union)
+    List gpu;                  // streams: every GPU phase (their hidden time: overlap with 2+ categories)
     Union sync;                // host threads: the sync waits (the end of a blocking call's phase),
                                // kept only when more than one thread waits (else their sum is the union)
     int64_t sync_sum = 0, host_end = INT64_MIN;
@@ -132,60 +152,126 @@ struct Lane {
     int64_t hidden = 0;
 };
 
-// The prefix length of a sorted block list, read forward: at(t) = |blocks ∩ [-inf, t)| for
-// non-decreasing t.
-class PrefixCursor {
+// Which phases of the timeline a list holds.
+enum class Pick : uint8_t { HostAll, StreamOnly, EngineAll, StreamGpu };
+
+// The blocks of one list in time order: from its Union, or read from the timeline in op order
+// (an ordered list), touching and overlapping phases merged.
+class BlockReader {
 public:
-    explicit PrefixCursor(const std::vector<Iv>& b) : b_(&b) {}
-    int64_t at(int64_t t) {
-        while (k_ < b_->size() && (*b_)[k_].second <= t) cum_ += (*b_)[k_].second - (*b_)[k_].first, ++k_;
-        if (k_ < b_->size() && (*b_)[k_].first < t) return cum_ + t - (*b_)[k_].first;
-        return cum_;
+    BlockReader(const std::vector<Iv>* blocks) : at_(blocks->data()), end_(blocks->data() + blocks->size()) {}
+    BlockReader(const Program* p, const Timeline* t, const LaneIndex* li, Pick pick, size_t lane)
+        : p_(p), t_(t), li_(li), pick_(pick), lane_(lane) {}
+    // The next block; false when there is none.
+    bool next(Iv& out) {
+        if (!t_) {
+            if (at_ == end_) return false;
+            out = *at_++;
+            return true;
+        }
+        if (!has_pending_ && !scan(pending_)) return false;
+        out = pending_;
+        has_pending_ = false;
+        Iv iv;
+        while (scan(iv)) {
+            if (iv.first > out.second) {
+                pending_ = iv;
+                has_pending_ = true;
+                break;
+            }
+            out.second = std::max(out.second, iv.second);
+        }
+        return true;
     }
 
 private:
-    const std::vector<Iv>* b_;
-    size_t k_ = 0;
-    int64_t cum_ = 0;
+    // The list's next non-empty phase in op order.
+    bool scan(Iv& iv) {
+        const size_t n = t_->ops.size(), np = p_->ops.size();
+        while (pos_ < n) {
+            const size_t i = pos_++;
+            const OpRecord& r = t_->ops[i];
+            const Op* op = i < np ? &p_->ops[i] : nullptr;
+            int64_t s, e;
+            if (pick_ == Pick::HostAll) {
+                if (!r.has_host() || li_->host(op ? op->thread : kNone) != lane_) continue;
+                s = r.host_start.ps(), e = (r.host_end - r.sync_wait).ps();
+            } else {
+                if (!r.has_gpu()) continue;
+                if (pick_ == Pick::EngineAll) {
+                    if (r.engine == Engine::None || li_->engine(r.engine) != lane_) continue;
+                } else {
+                    if (pick_ == Pick::StreamOnly && r.engine != Engine::None) continue;
+                    if (li_->stream(op ? op->stream : kNone) != lane_) continue;
+                }
+                s = r.gpu_start.ps(), e = r.gpu_end.ps();
+            }
+            if (e <= s) continue;
+            iv = {s, e};
+            return true;
+        }
+        return false;
+    }
+
+    const Iv* at_ = nullptr;
+    const Iv* end_ = nullptr;
+    const Program* p_ = nullptr;
+    const Timeline* t_ = nullptr;
+    const LaneIndex* li_ = nullptr;
+    Pick pick_ = Pick::HostAll;
+    size_t lane_ = 0, pos_ = 0;
+    Iv pending_{};
+    bool has_pending_ = false;
 };
 
-// One sorted block list of the sweep: a category's work on one lane (host thread, engine) or
-// the GPU phases on no engine of one stream (lane < 0).
+// One block list of the sweep: a category's work on one lane (host thread, engine), the GPU
+// phases on no engine of one stream (lane < 0), a thread's sync waits, or a stream's GPU phases
+// (kPassive: it measures its overlap with 2+ categories and is no category itself).
+constexpr int kPassive = kSyncWait + 1;
 struct Source {
-    const std::vector<Iv>* blocks;
+    BlockReader blocks;
     int32_t lane;
     int32_t cat;
+    int64_t* length;  // where the union's length goes (nullptr: not needed)
 };
 
 struct SweepResult {
-    std::vector<Iv> multi;   // where 2+ categories are busy at once, sorted
     int64_t gpu_union = 0;   // time any GPU category was busy
     int64_t any_union = 0;   // time any category was busy
     int64_t sync_union = 0;  // time any host thread waited for the GPU
 };
 
-// One pass over the category lists in time order. Where two or more categories are busy at
+// One pass over the block lists in time order. Where two or more categories are busy at
 // once, every busy lane is hidden (its own category is among them, so another one runs beside
-// it): a lane's hidden time is its overlap with `multi`, added up here for the source lanes.
-SweepResult sweep(const std::vector<Source>& sources, std::vector<Lane>& lanes) {
+// it): a lane's hidden time is its overlap with that time, added up here for the source lanes.
+SweepResult sweep(std::vector<Source>& sources, std::vector<Lane>& lanes) {
     SweepResult out;
     // Events one at a time, from the source with the least next time; there are few sources
-    // (host threads, engines, streams with markers), so a scan beats a heap. Events at equal
-    // times come one after another with no time between them.
+    // (host threads, engines, streams), so a scan beats a heap. Events at equal times come one
+    // after another with no time between them.
     struct Cursor {
-        const Iv* at;
-        const Iv* end;
-        int64_t next;    // at->first outside a block, at->second inside
+        BlockReader* blocks;
+        Iv cur;          // the block it is in or will enter next
+        int64_t next;    // cur.first outside a block, cur.second inside
         int64_t mark;    // multi_len when the current block began
+        int64_t* length;
         int32_t lane, cat;
         bool inside;
     };
     constexpr int64_t kDone = INT64_MAX;
     std::vector<Cursor> cur;
-    for (const Source& s : sources)
-        if (!s.blocks->empty())
-            cur.push_back({s.blocks->data(), s.blocks->data() + s.blocks->size(), s.blocks->front().first, 0, s.lane, s.cat, false});
-    int busy[kCats + 1] = {};  // busy sources per category, and waiting host threads
+    for (Source& s : sources) {
+        Iv first;
+        if (s.blocks.next(first)) cur.push_back({&s.blocks, first, first.first, 0, s.length, s.lane, s.cat, false});
+    }
+    // Leaves the current block at its end: the lane's hidden time and length, then the next block.
+    auto leave = [&](Cursor& c, int64_t multi_len) {
+        if (c.lane >= 0) lanes[static_cast<size_t>(c.lane)].hidden += multi_len - c.mark;
+        if (c.length) *c.length += c.cur.second - c.cur.first;
+        c.inside = false;
+        c.next = c.blocks->next(c.cur) ? c.cur.first : kDone;
+    };
+    int busy[kPassive + 1] = {};  // busy sources per category, and waiting host threads
     int cats = 0, gpu_cats = 0;
     int64_t prev = 0, multi_len = 0;
     const size_t n = cur.size();
@@ -202,10 +288,10 @@ SweepResult sweep(const std::vector<Source>& sources, std::vector<Lane>& lanes) 
         // other sources do; so their events up to the end of that window are taken source by
         // source, without the scan. (Not with waiting host threads, whose union needs the scan.)
         if (t > prev && cats >= 2 && !any_sync) {
-            int64_t cat_end[kCats + 1];
+            int64_t cat_end[kCats];
             std::fill(std::begin(cat_end), std::end(cat_end), INT64_MIN);
             for (const Cursor& c : cur)
-                if (c.inside) cat_end[c.cat] = std::max(cat_end[c.cat], c.next);
+                if (c.inside && c.cat < kCats) cat_end[c.cat] = std::max(cat_end[c.cat], c.next);
             int64_t first = INT64_MIN, second = INT64_MIN;
             for (int64_t e : cat_end) {
                 if (e > first) second = first, first = e;
@@ -219,50 +305,39 @@ SweepResult sweep(const std::vector<Source>& sources, std::vector<Lane>& lanes) 
                         if (!c.inside) {
                             c.mark = ml;
                             c.inside = true;
-                            c.next = c.at->second;
+                            c.next = c.cur.second;
                         } else {
-                            if (c.lane >= 0) lanes[static_cast<size_t>(c.lane)].hidden += ml - c.mark;
-                            c.inside = false;
-                            c.next = ++c.at < c.end ? c.at->first : kDone;
+                            leave(c, ml);
                         }
                     }
                 multi_len += until - prev;
-                if (!out.multi.empty() && out.multi.back().second == prev) out.multi.back().second = until;
-                else out.multi.push_back({prev, until});
                 out.gpu_union += until - prev;  // of two categories at least one is GPU work
                 out.any_union += until - prev;
                 prev = until;
                 std::fill(std::begin(busy), std::end(busy), 0);
                 cats = gpu_cats = 0;
                 for (const Cursor& c : cur)
-                    if (c.inside && busy[c.cat]++ == 0) ++cats, gpu_cats += c.cat != kHost;
+                    if (c.inside && c.cat < kCats && busy[c.cat]++ == 0) ++cats, gpu_cats += c.cat != kHost;
                 continue;
             }
         }
         Cursor& c = cur[k];
         if (t > prev) {
-            if (cats >= 2) {
-                multi_len += t - prev;
-                if (!out.multi.empty() && out.multi.back().second == prev) out.multi.back().second = t;
-                else out.multi.push_back({prev, t});
-            }
+            if (cats >= 2) multi_len += t - prev;
             if (gpu_cats > 0) out.gpu_union += t - prev;
             if (cats > 0) out.any_union += t - prev;
             if (busy[kSyncWait] > 0) out.sync_union += t - prev;
             prev = t;
         }
-        int& b = busy[c.cat];
-        const int counts = c.cat != kSyncWait;
+        const bool counts = c.cat < kCats;  // a category of work (not sync waits, not a stream's overlap)
         if (!c.inside) {
             c.mark = multi_len;
-            if (b++ == 0) cats += counts, gpu_cats += counts && c.cat != kHost;
+            if (c.cat != kPassive && busy[c.cat]++ == 0) cats += counts, gpu_cats += counts && c.cat != kHost;
             c.inside = true;
-            c.next = c.at->second;
+            c.next = c.cur.second;
         } else {
-            if (c.lane >= 0) lanes[static_cast<size_t>(c.lane)].hidden += multi_len - c.mark;
-            if (--b == 0) cats -= counts, gpu_cats -= counts && c.cat != kHost;
-            c.inside = false;
-            c.next = ++c.at < c.end ? c.at->first : kDone;
+            if (c.cat != kPassive && --busy[c.cat] == 0) cats -= counts, gpu_cats -= counts && c.cat != kHost;
+            leave(c, multi_len);
         }
     }
     return out;
@@ -396,19 +471,16 @@ Analysis analyze(const Program& p, const Timeline& t) {
     a.end_to_end = t.end_to_end;
     Metrics& m = a.metrics;
 
-    // Pass 1: the union of each category lane (host threads, engines, and per stream its GPU
-    // phases on no engine). A stream's phases follow stream order: while each starts at or
-    // after the previous one's end, its busy time is their sum and nothing is kept per phase.
+    // Pass 1: what each block list holds (host threads, engines, and per stream its GPU phases
+    // on no engine and all of them) and whether its phases come in op order. A stream's phases
+    // follow stream order: while each starts at or after the previous one's end, its busy time
+    // is their sum.
     const LaneIndex li{p.threads.size(), p.streams.size()};
     std::vector<Lane> lanes(li.count());
     for (size_t i = 0; i < p.threads.size(); ++i) lanes[i].used = true;  // every thread has a row
-    bool any_unordered = false;
     int32_t last_op = -1;  // the phase that ends last: the critical path's end (first op on ties, GPU first)
     Phase last_phase = Phase::Gpu;
     Time last_end = Time::ps(INT64_MIN);
-    // Each op's stream (as an offset from the first stream lane), so that pass 2 reads the
-    // timeline alone; 2 bytes an op, where the streams fit.
-    std::vector<uint16_t> stream_of(li.streams < 0xffff ? t.ops.size() : 0);
     for (size_t i = 0; i < t.ops.size(); ++i) {
         const OpRecord& r = t.ops[i];
         const Op* op = i < p.ops.size() ? &p.ops[i] : nullptr;
@@ -418,33 +490,60 @@ Analysis analyze(const Program& p, const Timeline& t) {
         if (r.has_host()) {
             Lane& l = lanes[li.host(op ? op->thread : kNone)];
             l.used = true;
-            l.all.add(r.host_start.ps(), (r.host_end - r.sync_wait).ps());
+            l.all.note(r.host_start.ps(), (r.host_end - r.sync_wait).ps());
             if (r.host_start.ps() < l.host_end) l.host_sequential = false;
             l.host_end = std::max(l.host_end, r.host_end.ps());
             if (r.sync_wait > Time{}) l.sync_sum += std::min(r.sync_wait, r.host_end - r.host_start).ps();
         }
         if (r.has_gpu()) {
             const int64_t s = r.gpu_start.ps(), e = r.gpu_end.ps();
-            const size_t sk = li.stream(op ? op->stream : kNone);
-            if (!stream_of.empty()) stream_of[i] = static_cast<uint16_t>(sk - li.stream(0));
-            Lane& sl = lanes[sk];
+            Lane& sl = lanes[li.stream(op ? op->stream : kNone)];
             sl.used = true;
             if (sl.sequential && s >= sl.seq_end) {
                 sl.seq_end = std::max(s, e);
                 sl.seq_busy += sl.seq_end - s;
             } else {
                 sl.sequential = false;
-                any_unordered = true;
             }
+            sl.gpu.note(s, e);
             if (r.engine == Engine::None) {
-                sl.stream_only.add(s, e);
+                sl.stream_only.note(s, e);
             } else {
                 Lane& el = lanes[li.engine(r.engine)];
                 el.used = true;
-                el.all.add(s, e);
+                el.all.note(s, e);
             }
         }
     }
+
+    // Lists whose phases come out of op order are folded into their unions by one more pass; so
+    // are the rest past kMaxReads lists read from the timeline (each reading scans every op).
+    constexpr size_t kMaxReads = 16;
+    size_t reads = 0;
+    bool fold = false;
+    auto decide = [&](List& l) {
+        if (l.phases == 0) return;
+        l.materialized = !l.ordered || reads >= kMaxReads;
+        if (!l.materialized) ++reads;
+        fold = fold || l.materialized;
+    };
+    for (Lane& l : lanes) decide(l.all), decide(l.stream_only), decide(l.gpu);
+    if (fold)
+        for (size_t i = 0; i < t.ops.size(); ++i) {
+            const OpRecord& r = t.ops[i];
+            const Op* op = i < p.ops.size() ? &p.ops[i] : nullptr;
+            if (r.has_host()) {
+                List& l = lanes[li.host(op ? op->thread : kNone)].all;
+                if (l.materialized) l.u.add(r.host_start.ps(), (r.host_end - r.sync_wait).ps());
+            }
+            if (r.has_gpu()) {
+                const int64_t s = r.gpu_start.ps(), e = r.gpu_end.ps();
+                Lane& sl = lanes[li.stream(op ? op->stream : kNone)];
+                if (sl.gpu.materialized) sl.gpu.u.add(s, e);
+                List& l = r.engine == Engine::None ? sl.stream_only : lanes[li.engine(r.engine)].all;
+                if (l.materialized) l.u.add(s, e);
+            }
+        }
 
     // The waits of one host thread whose phases follow each other do not overlap: their union is
     // their sum. Where several threads wait (or one's phases overlap), one more pass keeps the
@@ -467,50 +566,31 @@ Analysis analyze(const Program& p, const Timeline& t) {
                 lanes[li.host(i < p.ops.size() ? p.ops[i].thread : kNone)].sync.add((r.host_end - r.sync_wait).ps(), r.host_end.ps());
         }
 
-    // The sweep over the category lists: where 2+ categories run, the GPU union, and the
-    // hidden time of host threads and engines.
+    // The sweep over the block lists: where 2+ categories run, the GPU union, the busy time of
+    // host threads and engines, and the hidden time of every lane.
     std::vector<Source> src;
+    src.reserve(3 * lanes.size());
+    auto add_source = [&](List& l, Pick pick, size_t lane, int32_t hidden_lane, int32_t cat) {
+        if (l.phases == 0) return;
+        BlockReader b = l.materialized ? BlockReader(&l.u.blocks()) : BlockReader(&p, &t, &li, pick, lane);
+        src.push_back({b, hidden_lane, cat, &l.length});
+    };
     for (size_t k = 0; k < lanes.size(); ++k) {
-        if (!lanes[k].used) continue;
+        Lane& l = lanes[k];
+        if (!l.used) continue;
         const int32_t lane = static_cast<int32_t>(k);
         if (k < first_stream) {
-            src.push_back({&lanes[k].all.blocks(), lane, kHost});
-            src.push_back({&lanes[k].sync.blocks(), -1, kSyncWait});
+            add_source(l.all, Pick::HostAll, k, lane, kHost);
+            if (!l.sync.blocks().empty()) src.push_back({BlockReader(&l.sync.blocks()), -1, kSyncWait, nullptr});
+        } else if (k < first_engine) {
+            add_source(l.stream_only, Pick::StreamOnly, k, -1, kStreamOnly);
+            add_source(l.gpu, Pick::StreamGpu, k, lane, kPassive);
+        } else {
+            add_source(l.all, Pick::EngineAll, k, lane, gpu_cat(static_cast<Engine>(k - first_engine)));
         }
-        else if (k < first_engine) src.push_back({&lanes[k].stream_only.blocks(), -1, kStreamOnly});
-        else src.push_back({&lanes[k].all.blocks(), lane, gpu_cat(static_cast<Engine>(k - first_engine))});
     }
     const SweepResult sw = sweep(src, lanes);
-
-    // Pass 2, streams: hidden time is the overlap with `multi`, phase by phase while a stream
-    // is sequential; a stream that is not gets its union built here and measured block by block.
-    if (first_engine > first_stream) {
-        std::vector<PrefixCursor> cur(first_engine - first_stream, PrefixCursor(sw.multi));
-        for (size_t i = 0; i < t.ops.size(); ++i) {
-            const OpRecord& r = t.ops[i];
-            if (!r.has_gpu() || r.gpu_end <= r.gpu_start) continue;
-            const size_t k = stream_of.empty() ? li.stream(i < p.ops.size() ? p.ops[i].stream : kNone)
-                                               : first_stream + stream_of[i];
-            Lane& sl = lanes[k];
-            if (sl.sequential) {
-                PrefixCursor& c = cur[k - first_stream];
-                const int64_t before = c.at(r.gpu_start.ps());
-                sl.hidden += c.at(r.gpu_end.ps()) - before;
-            } else if (any_unordered) {
-                sl.all.add(r.gpu_start.ps(), r.gpu_end.ps());
-            }
-        }
-        std::vector<uint16_t>().swap(stream_of);
-        for (size_t k = first_stream; k < first_engine; ++k) {
-            Lane& sl = lanes[k];
-            if (!sl.used || sl.sequential) continue;
-            PrefixCursor c(sw.multi);
-            for (const Iv& iv : sl.all.blocks()) {
-                const int64_t before = c.at(iv.first);
-                sl.hidden += c.at(iv.second) - before;
-            }
-        }
-    }
+    std::vector<Source>().swap(src);
 
     // The resource table in lane order.
     std::vector<uint32_t> resource_of(lanes.size(), 0);
@@ -531,7 +611,8 @@ Analysis analyze(const Program& p, const Timeline& t) {
             res.name = engine_lane(e);
             res.kind = engine_kind(e);
         }
-        res.busy = Time::ps(k >= first_stream && k < first_engine && l.sequential ? l.seq_busy : l.all.length());
+        const bool stream = k >= first_stream && k < first_engine;
+        res.busy = Time::ps(stream ? (l.sequential ? l.seq_busy : l.gpu.length) : l.all.length);
         res.utilization = ratio(res.busy, t.end_to_end);
         res.hidden = Time::ps(l.hidden);
         a.resources.push_back(std::move(res));
@@ -549,8 +630,10 @@ Analysis analyze(const Program& p, const Timeline& t) {
     m.gpu_active_fraction = ratio(m.gpu_active_union, m.elapsed);
     m.exposed_sync_fraction = ratio(m.exposed_sync, m.elapsed);
 
-    find_critical_path(p, t, li, resource_of, last_op, last_phase, a);
+    // Why the GPU idles before the critical path: its transient memory (per idle gap) is gone
+    // before the path (a step per op on it) is built, so the two never add to the peak.
     a.idle = attribute_idle(p, t);
+    find_critical_path(p, t, li, resource_of, last_op, last_phase, a);
     return a;
 }
 

@@ -1,9 +1,12 @@
 // What a timeline says about overlap: busy time per resource, the parallelism evidence
 // (serial vs elapsed work, exposed sync waits, GPU active union) and the critical path.
 // Pure functions of (Program, Timeline); every report writer reads the same Analysis.
-// analyze() is linear in ops: one pass over the timeline folds each lane's phases into its
-// union as they come (phases of a lane arrive nearly in time order), then one sweep over the
-// merged blocks of all lanes gives the hidden time and the unions of the metrics.
+// analyze() is linear in ops and keeps nothing per op: one pass over the timeline notes which
+// phases each lane holds and whether they come in op order (program order, stream order, FIFO
+// engines: almost always), then one sweep over the lanes in time order reads each lane's phases
+// straight from the timeline, merging them as it goes, and gives the busy and hidden times and
+// the unions of the metrics; only a lane whose phases come out of order is folded into a list of
+// blocks first.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -444,37 +444,34 @@ const IdleLane* IdleReport::lane(const std::string& name) const {
 IdleReport attribute_idle(const Program& p, const Timeline& t) {
     IdleReport out;
     const int64_t elapsed = t.end_to_end.ps();
-    Blocks blocks[kLanes];
     bool used[kLanes] = {true, false, false, false, false};
-    for (const OpRecord& r : t.ops) {
-        if (!r.has_gpu()) continue;
-        blocks[0].add(r.gpu_start.ps(), r.gpu_end.ps());
-        if (int l = lane_of(r.engine); l > 0) {
-            used[l] = true;
-            blocks[l].add(r.gpu_start.ps(), r.gpu_end.ps());
-        }
-    }
-    // The op that starts each block: the lowest-numbered phase starting there.
-    std::vector<int32_t> first[kLanes];
-    for (int l = 0; l < kLanes; ++l) {
-        blocks[l].finish();
-        first[l].assign(blocks[l].b.size(), -1);
-    }
-    size_t hint[kLanes] = {};
     // The phase that ends last: what runs after a lane's last work.
     int32_t last_op = -1;
     int64_t last_end = INT64_MIN;
     for (size_t i = 0; i < t.ops.size(); ++i) {
         const OpRecord& r = t.ops[i];
         if (r.end().ps() > last_end && (r.has_host() || r.has_gpu())) last_end = r.end().ps(), last_op = static_cast<int32_t>(i);
-        if (!r.has_gpu() || r.gpu_end <= r.gpu_start) continue;
-        const int64_t st = r.gpu_start.ps();
-        for (int l : {0, lane_of(r.engine)}) {
-            if (l < 0) continue;
+        if (r.has_gpu())
+            if (int l = lane_of(r.engine); l > 0) used[l] = true;
+    }
+    // One lane at a time (its blocks, then its gaps), so that only one lane's blocks are held:
+    // a copy engine of a long pipeline has a block per copy.
+    const auto in_lane = [](const OpRecord& r, int l) { return l == 0 || lane_of(r.engine) == l; };
+    const auto lane_blocks = [&](int l, Blocks& blk, std::vector<int32_t>& first) {
+        for (const OpRecord& r : t.ops)
+            if (r.has_gpu() && in_lane(r, l)) blk.add(r.gpu_start.ps(), r.gpu_end.ps());
+        blk.finish();
+        blk.b.shrink_to_fit();
+        // The op that starts each block: the lowest-numbered phase starting there.
+        first.assign(blk.b.size(), -1);
+        size_t k = 0;
+        const auto& b = blk.b;
+        for (size_t i = 0; i < t.ops.size(); ++i) {
+            const OpRecord& r = t.ops[i];
+            if (!r.has_gpu() || r.gpu_end <= r.gpu_start || !in_lane(r, l)) continue;
+            const int64_t st = r.gpu_start.ps();
             // The block holding the phase's start: near the last one found (phases come nearly
             // in time order), else by binary search.
-            const auto& b = blocks[l].b;
-            size_t& k = hint[l];
             if (k >= b.size() || b[k].first > st) k = static_cast<size_t>(std::upper_bound(b.begin(), b.end(), Iv{st, INT64_MAX}) - b.begin()) - 1;
             for (int step = 0; k + 1 < b.size() && b[k + 1].first <= st; ++step) {
                 if (step == 4) {
@@ -484,21 +481,24 @@ IdleReport attribute_idle(const Program& p, const Timeline& t) {
                 ++k;
             }
             if (b[k].first == st) {
-                int32_t& f = first[l][k];
+                int32_t& f = first[k];
                 if (f < 0) f = static_cast<int32_t>(i);
             }
         }
-    }
+    };
     Walker w(p, t);
     for (int l = 0; l < kLanes; ++l) {
         if (!used[l]) continue;
         IdleLane lane;
         lane.name = l == 0 ? "gpu" : engine_lane(kLaneEngine[l]);
         int64_t busy = 0, prev = 0;
-        const auto& b = blocks[l].b;
+        Blocks blk;
+        std::vector<int32_t> first;
+        lane_blocks(l, blk, first);
+        const auto& b = blk.b;
         for (size_t k = 0; k < b.size(); ++k) {
             busy += b[k].second - b[k].first;
-            if (b[k].first > prev) w.gap(static_cast<uint32_t>(first[l][k]), prev, b[k].first);
+            if (b[k].first > prev) w.gap(static_cast<uint32_t>(first[k]), prev, b[k].first);
             prev = b[k].second;
         }
         if (elapsed > prev)

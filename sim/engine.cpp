@@ -69,10 +69,10 @@ public:
           device_copies_(pg, hw_, *this), sms_(pg, hw_, *this), host_queues_(pg, hw_), flags_(pg, hw_) {
         size_t n = pg.ops.size();
         pending_.assign(n, 0);
-        ready_.assign(n, Time{});
         succ_.assign(n, -1);
         if (pg.tasks_form) {
             host_pending_.assign(n, 0);
+            host_ready_.assign(n, Time{});
             host_ready_cause_.resize(n);
         }
         threads_.resize(pg.threads.size());
@@ -454,6 +454,11 @@ private:
         return hw_.event_gap;
     }
 
+    // When GPU op i may start, as its dependencies have said so far: kept in its record's
+    // gpu_start from its submission until a unit starts it (and writes the real start there),
+    // so that the engine holds no per-op times of its own.
+    Time& ready(uint32_t i) { return tl_.ops[i].gpu_start; }
+
     // A GPU phase is done once it has an end.
     bool done(uint32_t i) const { return tl_.ops[i].gpu_end.ps() != OpRecord::kUnset; }
 
@@ -477,8 +482,8 @@ private:
         uint32_t d = static_cast<uint32_t>(dep);
         if (done(d)) {
             Time t = tl_.ops[d].gpu_end + gap(d, i, kind, false);
-            if (t > ready_[i]) {
-                ready_[i] = t;
+            if (t > ready(i)) {
+                ready(i) = t;
                 tl_.ops[i].gpu_cause = Cause{dep, Phase::Gpu, kind};
             }
         } else {
@@ -498,11 +503,11 @@ private:
 
     void submit(uint32_t i, Time at, bool task) {
         const Op& op = pg_.ops[i];
-        ready_[i] = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
+        ready(i) = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
         tl_.ops[i].gpu_cause = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
         if (!task && is_pageable_copy(hw_, op) && op.dir == CopyDir::H2D) {
             Time first = at + staging_.stage_time(i, staging_chunk(hw_, op.bytes));
-            if (first > ready_[i]) ready_[i] = first;
+            if (first > ready(i)) ready(i) = first;
         }
         binder_.bind(i, [&](int32_t dep, CauseKind kind) {
             if (kind == CauseKind::Event && dep < 0) warn_unrecorded(i);
@@ -512,7 +517,7 @@ private:
         if (!task && hw_queues_.enabled() && hw_queues_.join(i, op.stream)) ++pending_[i];
         if (!task && !op.graph_node && launch_queues_.enabled()) launch_queues_.push(op.stream, i);
         binder_.issued(i);
-        if (pending_[i] == 0) q_.push(ready_[i], prio(kGpuReady), kGpuReady, i);
+        if (pending_[i] == 0) q_.push(ready(i), prio(kGpuReady), kGpuReady, i);
     }
 
     void warn_unrecorded(uint32_t i) {
@@ -543,22 +548,22 @@ private:
             Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, ed.kind};
             if (Program::has_gpu_phase(pg_.ops[to].kind)) {
                 Cause& why = tl_.ops[to].gpu_cause;
-                if (at > ready_[to] || why.kind == CauseKind::None) {
-                    ready_[to] = max(ready_[to], at);
+                if (at > ready(to) || why.kind == CauseKind::None) {
+                    ready(to) = max(ready(to), at);
                     why = c;
                 }
-                if (--pending_[to] == 0) q_.push(ready_[to], prio(kGpuReady), kGpuReady, to);
+                if (--pending_[to] == 0) q_.push(ready(to), prio(kGpuReady), kGpuReady, to);
             } else {
                 if (from_host == false) at = end + host_.sync_wakeup();
-                if (at >= ready_[to]) {
-                    ready_[to] = at;
+                if (at >= host_ready_[to]) {
+                    host_ready_[to] = at;
                     host_ready_cause_[to] = c;
                 }
                 if (--host_pending_[to] == 0) {
                     uint32_t t = static_cast<uint32_t>(pg_.ops[to].thread);
                     if (threads_[t].waiting_deps && pg_.threads[t].ops[threads_[t].pc] == to) {
                         threads_[t].waiting_deps = false;
-                        q_.push(max(ready_[to], now_), prio(kHostStep), kHostStep, t);
+                        q_.push(max(host_ready_[to], now_), prio(kHostStep), kHostStep, t);
                     }
                 }
             }
@@ -582,7 +587,7 @@ private:
                 // A kernel touching managed buffers faults them to the device first.
                 Time faults;
                 for (uint32_t u = 0; u < pg_.uses_count(op); ++u) faults += gpu_fault_time(hw_, um_.migrate(pg_.uses_begin(op)[u], true));
-                return sms_.submit(i, ready_[i], faults);
+                return sms_.submit(i, ready(i), faults);
             }
             case GpuWork::Copy:
                 if (op.kind == OpKind::Memset || (op.kind == OpKind::Memcpy && op.dir == CopyDir::D2D)) return device_copies_.submit(i);
@@ -602,14 +607,14 @@ private:
     // Op i leaves its hardware queue and its stream's launch queue when the GPU takes it.
     void leave_queues(uint32_t i) {
         const Op& op = pg_.ops[i];
-        if (int32_t next = hw_queues_.leave(i); next >= 0) {
+        if (int32_t next = hw_queues_.leave(i, op.stream); next >= 0) {
             const uint32_t j = static_cast<uint32_t>(next);
             Cause& why = tl_.ops[j].gpu_cause;
-            if (now_ > ready_[j] || why.kind == CauseKind::None) {
-                ready_[j] = max(ready_[j], now_);
+            if (now_ > ready(j) || why.kind == CauseKind::None) {
+                ready(j) = max(ready(j), now_);
                 why = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Queue};
             }
-            if (--pending_[j] == 0) q_.push(ready_[j], prio(kGpuReady), kGpuReady, j);
+            if (--pending_[j] == 0) q_.push(ready(j), prio(kGpuReady), kGpuReady, j);
         }
         if (op.thread >= 0 && !op.graph_node && launch_queues_.enabled())
             launch_queues_.take(op.stream, i, [&](uint32_t t) { q_.push(now_, prio(kHostStep), kHostStep, t); });
@@ -710,7 +715,7 @@ private:
     Time barrier_last_;
     uint32_t barriers_passed_ = 0;
     std::vector<uint32_t> pending_, host_pending_;
-    std::vector<Time> ready_;
+    std::vector<Time> host_ready_;  // tasks form: when each host op's `after` dependencies let it start
     // Until an op's GPU phase is dispatched, its record's gpu_cause says what released it last;
     // tasks-form host ops keep theirs here.
     std::vector<Cause> host_ready_cause_;

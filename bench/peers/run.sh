@@ -93,7 +93,7 @@ notes=()
 failed=0
 for n in "${sizes[@]}"; do
   echo "run.sh: N = $n: hetsim x$reps" >&2
-  row="$n $(measure "$build/hetsim" run "$scenario" --set "n=$n" --format text) $(hetsim_e2e "$n")"
+  row="$n $(measure "$build/hetsim" run "$scenario" --set "n=$n" --format text --no-suggest) $(hetsim_e2e "$n")"
   echo "run.sh: N = $n: SimGrid x$reps" >&2
   row+=" $(measure "$simgrid" "$n")"
   g_e2e="$(cat "$tmp/out")"
