@@ -1,0 +1,123 @@
+// The program JSON codec (core/program_json.*), shared by `hetsim lower` and hetsim-runner: every
+// shipped scenario's lowered program reads back to the same program, op by op, and writes back
+// to the same JSON. The bad-program catalogue is in test_bad_inputs.cpp.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "frontend/scenario.hpp"
+#include "core/program_json.hpp"
+
+namespace fs = std::filesystem;
+using namespace hetsim;
+
+namespace {
+
+std::vector<std::string> shipped_scenarios() {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(HETSIM_SOURCE_DIR) / "scenarios"))
+        if (e.is_regular_file() && e.path().extension() == ".yaml") out.push_back(fs::relative(e.path(), HETSIM_SOURCE_DIR).string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Everything the engine and the runner read of an op (not its source position, which a lowered
+// program replaces by the program file).
+void check_same_op(const Program& a, const Op& x, const Program& b, const Op& y) {
+    CHECK(x.kind == y.kind);
+    CHECK(x.sync == y.sync);
+    CHECK(x.to_device == y.to_device);
+    CHECK(x.graph_node == y.graph_node);
+    CHECK(x.dir == y.dir);
+    CHECK(x.host_mem == y.host_mem);
+    CHECK(x.thread == y.thread);
+    CHECK(x.stream == y.stream);
+    CHECK(x.event == y.event);  // the union: event, buffer or graph
+    CHECK(x.duration == y.duration);
+    CHECK(x.bytes == y.bytes);
+    CHECK(a.label(x) == b.label(y));
+    CHECK(a.site(x).depth == b.site(y).depth);
+    CHECK(a.site(x).shape == b.site(y).shape);
+    CHECK(a.site(x).flops == b.site(y).flops);
+    CHECK(std::vector<uint32_t>(a.uses_begin(x), a.uses_begin(x) + a.uses_count(x)) ==
+          std::vector<uint32_t>(b.uses_begin(y), b.uses_begin(y) + b.uses_count(y)));
+}
+
+}  // namespace
+
+TEST_CASE("program json: every shipped scenario's lowered program reads back op by op and writes back the same") {
+    const std::vector<std::string> files = shipped_scenarios();
+    REQUIRE(files.size() >= 60);
+    for (const auto& f : files) {
+        INFO(f);
+        Scenario sc = load_scenario(std::string(HETSIM_SOURCE_DIR "/") + f);
+        const Program& p = sc.program;
+        const nlohmann::json j = program_to_json(p, sc.name);
+        std::string name;
+        Program back = program_from_json(j, "lowered.json", &name);
+        CHECK(name == sc.name);
+        CHECK(back.source == p.source);
+        CHECK(back.tasks_form == p.tasks_form);
+        CHECK(back.blocking_sync == p.blocking_sync);
+        CHECK(back.cold_start == p.cold_start);
+        CHECK(back.max_connections == p.max_connections);
+        REQUIRE(back.buffers.size() == p.buffers.size());
+        for (size_t i = 0; i < p.buffers.size(); ++i) {
+            CHECK(back.buffers[i].name == p.buffers[i].name);
+            CHECK(back.buffers[i].kind == p.buffers[i].kind);
+            CHECK(back.buffers[i].bytes == p.buffers[i].bytes);
+            CHECK(back.buffers[i].managed_on_device == p.buffers[i].managed_on_device);
+        }
+        REQUIRE(back.streams.size() == p.streams.size());
+        for (size_t i = 0; i < p.streams.size(); ++i) {
+            CHECK(back.streams[i].name == p.streams[i].name);
+            CHECK(back.streams[i].kind == p.streams[i].kind);
+            CHECK(back.streams[i].priority == p.streams[i].priority);
+            CHECK(back.streams[i].owner_thread == p.streams[i].owner_thread);
+        }
+        REQUIRE(back.events.size() == p.events.size());
+        for (size_t i = 0; i < p.events.size(); ++i) {
+            CHECK(back.events[i].name == p.events[i].name);
+            CHECK(back.events[i].blocking_sync == p.events[i].blocking_sync);
+        }
+        REQUIRE(back.threads.size() == p.threads.size());
+        for (size_t i = 0; i < p.threads.size(); ++i) {
+            CHECK(back.threads[i].name == p.threads[i].name);
+            CHECK(back.threads[i].ops == p.threads[i].ops);
+        }
+        CHECK(back.gpu_tasks == p.gpu_tasks);
+        REQUIRE(back.graphs.size() == p.graphs.size());
+        for (size_t g = 0; g < p.graphs.size(); ++g) {
+            CHECK(back.graphs[g].name == p.graphs[g].name);
+            REQUIRE(back.graphs[g].nodes.size() == p.graphs[g].nodes.size());
+            for (size_t k = 0; k < p.graphs[g].nodes.size(); ++k) check_same_op(p, p.graphs[g].nodes[k], back, back.graphs[g].nodes[k]);
+        }
+        REQUIRE(back.ops.size() == p.ops.size());
+        for (uint32_t i = 0; i < p.ops.size(); ++i) {
+            INFO("op " << i << " " << p.op_name(i));
+            check_same_op(p, p.ops[i], back, back.ops[i]);
+            CHECK(back.op_name(i) == p.op_name(i));
+            CHECK(back.loop_indices(i) == p.loop_indices(i));
+            REQUIRE(back.after_count(i) == p.after_count(i));
+            if (p.after_count(i)) CHECK(std::vector<uint32_t>(back.after_begin(i), back.after_end(i)) == std::vector<uint32_t>(p.after_begin(i), p.after_end(i)));
+        }
+        CHECK(program_to_json(back, name) == j);
+    }
+}
+
+TEST_CASE("program json: the reader names the file and the JSON path of the problem") {
+    Scenario sc = load_scenario(HETSIM_SOURCE_DIR "/scenarios/examples/chunked_pipeline.yaml");
+    nlohmann::json j = program_to_json(sc.program, sc.name);
+    j["ops"][1]["stream"] = 99;
+    CHECK_THROWS_WITH(program_from_json(j, "p.json"),
+                      Catch::StartsWith("p.json: error: ops[1].stream of ") && Catch::Contains("names stream 99, but the program has"));
+    CHECK_THROWS_WITH(program_from_text("{\"schema\": \"hetsim.program\",\n \"version\": x}", "q.json"),
+                      Catch::StartsWith("q.json:2:13: error: not valid JSON: "));
+    CHECK_THROWS_WITH(read_program_file("/no/such/program.json"),
+                      "/no/such/program.json: error: cannot read the file (No such file or directory); it should be a lowered program "
+                      "(hetsim lower SCENARIO.yaml -o program.json)");
+}
