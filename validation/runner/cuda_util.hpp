@@ -8,9 +8,11 @@
 
 #include <cuda_runtime.h>
 
-namespace runner {
-
+namespace hetsim {
 struct Program;
+}
+
+namespace runner {
 
 // ---------------------------------------------------------------- error context
 
@@ -19,7 +21,7 @@ enum class Phase : int { Setup = 0, Warmup, Timed, Uninstrumented, Collect, Outp
 const char* phase_name(Phase p);
 extern std::atomic<int> g_phase;  // Phase
 extern std::atomic<int> g_run;    // 1-based run number within the phase
-extern const Program* g_program;  // for op names in messages
+extern const hetsim::Program* g_program;  // for op names in messages
 extern thread_local int tl_op;    // op index being executed by this thread, -1 = none
 extern thread_local const char* tl_thread;  // this thread's name, or nullptr
 extern thread_local std::string tl_note;    // extra context (e.g. the graph node being captured), or empty

@@ -59,7 +59,7 @@ std::string context_string() {
     if (tl_thread) s += std::string(", thread '") + tl_thread + "'";
     if (tl_op >= 0 && g_program && size_t(tl_op) < g_program->ops.size()) {
         const Op& o = g_program->ops[tl_op];
-        s += ", op " + std::to_string(tl_op) + " '" + o.name + "' (" + to_string(o.kind) + ")";
+        s += ", op " + std::to_string(tl_op) + " '" + g_program->op_name(uint32_t(tl_op)) + "' (" + to_string(o.kind) + ")";
     }
     if (!tl_note.empty()) s += ", " + tl_note;
     return s;
@@ -71,6 +71,7 @@ const char* base_name(const char* f) {
 }
 
 std::atomic<int> g_child{0};
+std::string g_program_file;  // for messages
 std::unique_ptr<std::atomic<int64_t>[]> g_progress;  // per issuing thread: op index, -1 idle, -2 done
 std::vector<std::string> g_progress_names;
 std::atomic<int> g_nprogress{0};
@@ -91,7 +92,7 @@ void runtime_fail(const char* what, const char* file, int line) {
 }
 
 [[noreturn]] static void too_big(const std::string& msg) {
-    std::fprintf(stderr, "hetsim-runner: %s: %s\n", g_program ? g_program->file.c_str() : "program", msg.c_str());
+    std::fprintf(stderr, "hetsim-runner: %s: %s\n", g_program_file.empty() ? "program" : g_program_file.c_str(), msg.c_str());
     std::fflush(stderr);
     std::_Exit(2);
 }
@@ -113,7 +114,7 @@ void start_watchdog(double seconds) {
             int64_t op = g_progress[i].load();
             std::string at = op == -1 ? "waiting to start" : op == -2 ? "finished its ops" : "at op " + std::to_string(op);
             if (op >= 0 && g_program && size_t(op) < g_program->ops.size())
-                at += " '" + g_program->ops[op].name + "' (" + to_string(g_program->ops[op].kind) + ")";
+                at += " '" + g_program->op_name(uint32_t(op)) + "' (" + to_string(g_program->ops[op].kind) + ")";
             std::fprintf(stderr, "  thread '%s': %s\n", g_progress_names[i].c_str(), at.c_str());
         }
         std::fflush(stderr);
@@ -265,7 +266,7 @@ private:
     void allocate();
     void make_streams_and_events();
     void compute_launches();
-    std::pair<size_t, int> fit(uint32_t block, uint32_t smem, uint32_t regs, const Op& op);
+    std::pair<size_t, int> fit(uint32_t block, uint32_t smem, uint32_t regs, const std::string& who);
     void enable_event_timing(bool all_gpu_ops);
     void setup_tasks();
     void start_workers();
@@ -277,10 +278,12 @@ private:
     void reset();
     void prefetch_to(void* p, uint64_t bytes, bool device, cudaStream_t s);
     void create_program_event(size_t i);
-    Launch make_launch(const Op& o, std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache, bool& padded);
+    // `op`: the op index, or -1 for a graph's node template (node `node` of graph `graph`).
+    Launch make_launch(const Op& o, int op, int graph, int node, std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache,
+                       bool& padded);
     void capture_graphs();
     void issue_node(const Op& n, cudaStream_t s, Stamps* st, const Launch& L);
-    void exec_alloc(const Op& o, int w, int64_t& a, int64_t& b);
+    void exec_alloc(const Op& o, uint32_t i, int64_t& a, int64_t& b);
     void free_leftovers();
 
     cudaStream_t stream_of(int s) const { return streams[s]; }
@@ -288,7 +291,7 @@ private:
     uint64_t ext_id(uint32_t op) const { return (uint64_t(token) << 32) | op; }
     CopyArgs copy_args(const Op& o, const ScratchPtrs& s) const;
     void exec_op(uint32_t i, int w);
-    void issue(const Op& o, cudaStream_t s, const CopyArgs& c);
+    void issue(uint32_t i, cudaStream_t s, const CopyArgs& c);
     void run_thread(int w);
     void run_issuer(int w);
 };
@@ -330,7 +333,7 @@ void Executor::setup() {
     choose_timing_before_cuda();
     CK(cudaSetDevice(0));
     // options.sync: blocking = the host sleeps in synchronising calls; must precede the context.
-    if (P.options.blocking_sync) CK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+    if (P.blocking_sync) CK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
     CK(cudaFree(nullptr));  // creates the context
     CK(cudaGetDeviceProperties(&prop, 0));
     CK(cudaDriverGetVersion(&M.driver_version));
@@ -389,14 +392,14 @@ void Executor::allocate() {
         const Buffer& b = P.buffers[i];
         if (!b.bytes) continue;
         switch (b.kind) {
-            case Mem::Pinned: CK(cudaMallocHost(&buf[i], b.bytes)); break;
-            case Mem::Pageable:
+            case MemKind::Pinned: CK(cudaMallocHost(&buf[i], b.bytes)); break;
+            case MemKind::Pageable:
                 buf[i] = std::malloc(b.bytes);
                 if (!buf[i]) too_big("cannot malloc " + human_bytes(b.bytes) + " for pageable buffer '" + b.name + "'");
                 write_host_pages(buf[i], b.bytes);
                 break;
-            case Mem::Device: CK(cudaMalloc(&buf[i], b.bytes)); break;
-            case Mem::Managed:
+            case MemKind::Device: CK(cudaMalloc(&buf[i], b.bytes)); break;
+            case MemKind::Managed:
                 CK(cudaMallocManaged(&buf[i], b.bytes, cudaMemAttachGlobal));
                 write_host_pages(buf[i], b.bytes);  // populate on the host
                 break;
@@ -448,14 +451,15 @@ void Executor::allocate() {
     async_allocs.assign(P.buffers.size(), {});
     host_allocs.assign(P.buffers.size(), {});
     reg_scratch.assign(P.ops.size(), nullptr);
-    for (const Op& o : P.ops) {
-        has_allocs |= is_alloc(o.kind);
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
+        has_allocs |= Program::is_allocation(o.kind);
         if (o.kind != OpKind::HostRegister || !o.bytes) continue;
         // Page-aligned, as cudaHostRegister wants.
         void* q = mmap(nullptr, o.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (q == MAP_FAILED) too_big("cannot map " + human_bytes(o.bytes) + " of pageable scratch for host_register op '" + o.name + "'");
+        if (q == MAP_FAILED) too_big("cannot map " + human_bytes(o.bytes) + " of pageable scratch for host_register op '" + P.op_name(i) + "'");
         write_host_pages(q, o.bytes);
-        reg_scratch[o.index] = q;
+        reg_scratch[i] = q;
     }
     if (PL.read_bytes) {
         CK(cudaMalloc(&read_buf, PL.read_bytes));
@@ -466,7 +470,8 @@ void Executor::allocate() {
     CK(cudaMallocHost(&tiny_host, 4096));
     std::vector<UseRegion> uses;
     for (const Op& o : P.ops)
-        for (uint32_t u : o.uses) uses.push_back(UseRegion{static_cast<const unsigned char*>(buf[u]), P.buffers[u].bytes});
+        for (const uint32_t* u = P.uses_begin(o); u != P.uses_begin(o) + P.uses_count(o); ++u)
+            uses.push_back(UseRegion{static_cast<const unsigned char*>(buf[*u]), P.buffers[*u].bytes});
     if (!uses.empty()) {
         CK(cudaMalloc(reinterpret_cast<void**>(&uses_dev), uses.size() * sizeof(UseRegion)));
         CK(cudaMemcpy(uses_dev, uses.data(), uses.size() * sizeof(UseRegion), cudaMemcpyHostToDevice));
@@ -499,12 +504,12 @@ void Executor::make_streams_and_events() {
     CK(cudaEventCreate(&ev_ref));
     // Managed buffers start where the program says.
     for (size_t i = 0; i < P.buffers.size(); ++i)
-        if (P.buffers[i].kind == Mem::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].on_device, calib);
+        if (P.buffers[i].kind == MemKind::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].managed_on_device, calib);
     for (int t = 0; t < PL.issuers; ++t) prefetch_to(scr[t].managed, PL.scratch[t].managed, false, calib);
     CK(cudaStreamSynchronize(calib));
 }
 
-std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t regs, const Op& op) {
+std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t regs, const std::string& who) {
     auto occ = [&](size_t s) {
         int n = 0;
         CK(op_kernel_occupancy(&n, int(block), s));
@@ -512,14 +517,14 @@ std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t reg
     };
     int occ0 = occ(smem);
     if (occ0 <= 0)
-        too_big("op " + std::to_string(op.index) + " '" + op.name + "': a block of " + std::to_string(block) + " threads with " +
+        too_big(who + ": a block of " + std::to_string(block) + " threads with " +
                 std::to_string(smem) + " B of shared memory fits no SM of this GPU");
     int target = occ0;
     if (O.emulate_registers && int(regs) > kernel_regs) {
         uint32_t warps = (block + 31) / 32;
         uint32_t per_warp = ((regs * 32 + 255) / 256) * 256;
         if (uint64_t(per_warp) * warps > uint64_t(prop.regsPerBlock))
-            too_big("op " + std::to_string(op.index) + " '" + op.name + "': " + std::to_string(block) + " threads x " + std::to_string(regs) +
+            too_big(who + ": " + std::to_string(block) + " threads x " + std::to_string(regs) +
                     " registers exceed the " + std::to_string(prop.regsPerBlock) + " registers a block may use");
         int by_regs = int((uint32_t(prop.regsPerMultiprocessor) / per_warp) / warps);
         target = std::max(1, std::min(occ0, by_regs));
@@ -537,23 +542,31 @@ std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t reg
     return {s, occ(s)};
 }
 
-Launch Executor::make_launch(const Op& o, std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache, bool& padded) {
-    auto key = std::make_tuple(o.block, o.shared_memory, o.registers);
+Launch Executor::make_launch(const Op& o, int op, int graph, int node,
+                             std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache, bool& padded) {
+    const hetsim::KernelShape& k = P.site(o).shape;
+    const double flops = P.site(o).flops;
+    const bool roofline = is_roofline(P, o);
+    auto key = std::make_tuple(k.block, k.smem_per_block, k.regs_per_thread);
     auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, fit(o.block, o.shared_memory, o.registers, o)).first;
+    if (it == cache.end()) {
+        std::string who = op >= 0 ? "op " + std::to_string(op) + " '" + P.op_name(uint32_t(op)) + "'"
+                                  : "graph '" + P.graphs[graph].name + "' node " + std::to_string(node) + " '" + P.label(o) + "'";
+        it = cache.emplace(key, fit(k.block, k.smem_per_block, k.regs_per_thread, who)).first;
+    }
     Launch L;
-    L.grid = o.grid;
-    L.block = o.block;
+    L.grid = k.grid;
+    L.block = k.block;
     L.smem = it->second.first;
     L.blocks_per_sm = it->second.second;
-    padded |= L.smem != o.shared_memory;
+    padded |= L.smem != k.smem_per_block;
     uint64_t per_wave = uint64_t(L.blocks_per_sm) * uint64_t(prop.multiProcessorCount);
-    L.waves = (o.grid + per_wave - 1) / per_wave;
-    double ns = o.roofline ? (o.flops > 0 ? o.flops / O.peak_flops * 1e9 : 0.0) : double(o.duration_ps) / 1000.0;
+    L.waves = (k.grid + per_wave - 1) / per_wave;
+    double ns = roofline ? (flops > 0 ? flops / O.peak_flops * 1e9 : 0.0) : double(o.duration.ps()) / 1000.0;
     L.args.spin_ns = (unsigned long long)std::llround(ns / double(L.waves));
-    if (o.roofline && o.bytes >= 16) {
+    if (roofline && o.bytes >= 16) {
         // Graph nodes read from the start of the buffer (their launches repeat anyway).
-        L.args.src = static_cast<const char*>(read_buf) + (o.graph_node || o.node >= 0 ? 0 : PL.read_offset[o.index]);
+        L.args.src = static_cast<const char*>(read_buf) + (op < 0 || o.graph_node ? 0 : PL.read_offset[op]);
         L.args.n16 = o.bytes / 16;
     }
     L.args.sink = sink;
@@ -565,22 +578,26 @@ void Executor::compute_launches() {
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>> cache;
     size_t use_off = 0;
     bool padded = false;
-    for (const Op& o : P.ops) {
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
         size_t my_uses = use_off;
-        use_off += o.uses.size();
+        use_off += P.uses_count(o);
         if (o.kind != OpKind::Kernel || o.graph_node) continue;
-        Launch& L = launch[o.index];
-        L = make_launch(o, cache, padded);
-        if (!o.uses.empty()) {
+        Launch& L = launch[i];
+        L = make_launch(o, int(i), -1, -1, cache, padded);
+        if (P.uses_count(o)) {
             uint64_t per_wave = uint64_t(L.blocks_per_sm) * uint64_t(prop.multiProcessorCount);
             L.args.uses = uses_dev + my_uses;
-            L.args.nuses = int(o.uses.size());
-            L.args.touch_blocks = unsigned(std::min<uint64_t>(o.grid, per_wave));
+            L.args.nuses = int(P.uses_count(o));
+            L.args.touch_blocks = unsigned(std::min<uint64_t>(P.site(o).shape.grid, per_wave));
         }
     }
     node_launch.assign(P.graphs.size(), {});
     for (size_t g = 0; g < P.graphs.size(); ++g)
-        for (const Op& n : P.graphs[g].nodes) node_launch[g].push_back(n.kind == OpKind::Kernel ? make_launch(n, cache, padded) : Launch{});
+        for (size_t k = 0; k < P.graphs[g].nodes.size(); ++k) {
+            const Op& n = P.graphs[g].nodes[k];
+            node_launch[g].push_back(n.kind == OpKind::Kernel ? make_launch(n, -1, int(g), int(k), cache, padded) : Launch{});
+        }
     if (!O.emulate_registers) M.register_emulation = "off (--no-register-emulation): residency follows shared_memory and block size only";
     else
         M.register_emulation = std::string("dynamic shared memory padded so that blocks per SM match `registers` (op kernel itself uses ") +
@@ -621,13 +638,15 @@ void Executor::issue_node(const Op& n, cudaStream_t s, Stamps* st, const Launch&
 void Executor::capture_graphs() {
     op_stamps.clear();
     op_stamps.resize(P.ops.size());
-    for (const Op& o : P.ops)
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
         if (o.kind == OpKind::HostFunc && !o.graph_node) {
-            op_stamps[o.index].reset(new Stamps);
-            op_stamps[o.index]->spin_ns = o.duration_ps / 1000;
-            op_stamps[o.index]->start.assign(1, 0);
-            op_stamps[o.index]->end.assign(1, 0);
+            op_stamps[i].reset(new Stamps);
+            op_stamps[i]->spin_ns = o.duration.ps() / 1000;
+            op_stamps[i]->start.assign(1, 0);
+            op_stamps[i]->end.assign(1, 0);
         }
+    }
     const size_t ng = P.graphs.size();
     graphs.assign(ng, nullptr);
     execs.assign(ng, {});
@@ -647,7 +666,7 @@ void Executor::capture_graphs() {
             if (n.kind == OpKind::HostFunc) {
                 node_stamps[g].back().reset(new Stamps);
                 Stamps& st = *node_stamps[g].back();
-                st.spin_ns = n.duration_ps / 1000;
+                st.spin_ns = n.duration.ps() / 1000;
                 size_t launches = size_t(std::max(1, PL.launches_of_graph[g]));
                 st.start.assign(launches, 0);
                 st.end.assign(launches, 0);
@@ -675,8 +694,7 @@ void Executor::capture_graphs() {
 }
 
 // Allocation ops: the call is timed between a and b; bookkeeping stays outside.
-void Executor::exec_alloc(const Op& o, int w, int64_t& a, int64_t& b) {
-    (void)w;
+void Executor::exec_alloc(const Op& o, uint32_t i, int64_t& a, int64_t& b) {
     cudaStream_t s = o.stream >= 0 ? stream_of(o.stream) : cudaStreamLegacy;
     auto pop = [&](std::vector<std::vector<void*>>& stacks, const char* what) -> void* {
         std::lock_guard<std::mutex> lock(alloc_mu);
@@ -718,7 +736,7 @@ void Executor::exec_alloc(const Op& o, int w, int64_t& a, int64_t& b) {
             b = steady_ns();
             break;
         case OpKind::HostRegister:
-            q = reg_scratch[o.index];
+            q = reg_scratch[i];
             a = steady_ns();
             if (q) CK(cudaHostRegister(q, o.bytes, cudaHostRegisterDefault));
             b = steady_ns();
@@ -774,17 +792,19 @@ void Executor::enable_event_timing(bool all_gpu_ops) {
         ev_start.assign(P.ops.size(), nullptr);
         ev_end.assign(P.ops.size(), nullptr);
     }
-    for (const Op& o : P.ops) {
-        if (!has_gpu_phase(o.kind) || o.graph_node || o.kind == OpKind::HostFunc) continue;  // host funcs: callback stamps
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
+        const GpuTiming t = gpu_timing(o.kind);
+        if (t == GpuTiming::None || o.graph_node || t == GpuTiming::Callback) continue;  // host funcs: callback stamps
         if (!all_gpu_ops && o.kind != OpKind::Prefetch) continue;
-        if (!is_marker(o.kind) && !ev_start[o.index]) CK(cudaEventCreate(&ev_start[o.index]));
-        if (!ev_end[o.index]) CK(cudaEventCreate(&ev_end[o.index]));
-        ev_timed[o.index] = 1;
+        if (t != GpuTiming::Marker && !ev_start[i]) CK(cudaEventCreate(&ev_start[i]));
+        if (!ev_end[i]) CK(cudaEventCreate(&ev_end[i]));
+        ev_timed[i] = 1;
     }
 }
 
 void Executor::setup_tasks() {
-    if (!P.tasks) return;
+    if (!P.tasks_form) return;
     const size_t n = P.ops.size();
     host_done.reset(new std::atomic<uint32_t>[n]);
     issued.reset(new std::atomic<uint32_t>[n]);
@@ -880,37 +900,38 @@ void Executor::worker(int w) {
 CopyArgs Executor::copy_args(const Op& o, const ScratchPtrs& s) const {
     CopyArgs c;
     void* host = nullptr;
-    if (o.memory == Mem::Pinned) host = s.pinned;
-    else if (o.memory == Mem::Pageable) host = s.pageable;
-    else if (o.memory == Mem::Managed) host = o.buffer >= 0 ? buf[o.buffer] : s.managed;
+    if (o.host_mem == MemKind::Pinned) host = s.pinned;
+    else if (o.host_mem == MemKind::Pageable) host = s.pageable;
+    else if (o.host_mem == MemKind::Managed) host = o.buffer >= 0 ? buf[o.buffer] : s.managed;
     switch (o.dir) {
-        case Dir::H2D:
+        case CopyDir::H2D:
             c.src = host;
             c.dst = s.dev_dst;
-            c.kind = o.memory == Mem::Managed ? cudaMemcpyDefault : cudaMemcpyHostToDevice;
+            c.kind = o.host_mem == MemKind::Managed ? cudaMemcpyDefault : cudaMemcpyHostToDevice;
             break;
-        case Dir::D2H:
+        case CopyDir::D2H:
             c.src = s.dev_src;
             c.dst = host;
-            c.kind = o.memory == Mem::Managed ? cudaMemcpyDefault : cudaMemcpyDeviceToHost;
+            c.kind = o.host_mem == MemKind::Managed ? cudaMemcpyDefault : cudaMemcpyDeviceToHost;
             break;
-        case Dir::D2D:
+        case CopyDir::D2D:
             c.src = s.dev_src;
             c.dst = s.dev_dst;
             c.kind = cudaMemcpyDeviceToDevice;
             break;
     }
     // Zero-byte copies still make their call; give them valid pointers.
-    bool host_dst = o.dir == Dir::D2H, host_src = o.dir == Dir::H2D;
+    bool host_dst = o.dir == CopyDir::D2H, host_src = o.dir == CopyDir::H2D;
     if (!c.src) c.src = host_src ? tiny_host : tiny_dev;
     if (!c.dst) c.dst = host_dst ? tiny_host : tiny_dev;
     return c;
 }
 
-void Executor::issue(const Op& o, cudaStream_t s, const CopyArgs& c) {
+void Executor::issue(uint32_t i, cudaStream_t s, const CopyArgs& c) {
+    const Op& o = P.ops[i];
     switch (o.kind) {
         case OpKind::Kernel: {
-            const Launch& L = launch[o.index];
+            const Launch& L = launch[i];
             CK(launch_op_kernel(L.grid, L.block, L.smem, s, L.args));
             break;
         }
@@ -936,7 +957,7 @@ void Executor::issue(const Op& o, cudaStream_t s, const CopyArgs& c) {
             CK(cudaMemPrefetchAsync(buf[o.buffer], o.bytes, loc, 0, s));
             break;
         }
-        case OpKind::HostFunc: CK(cudaLaunchHostFunc(s, host_func_cb, op_stamps[o.index].get())); break;
+        case OpKind::HostFunc: CK(cudaLaunchHostFunc(s, host_func_cb, op_stamps[i].get())); break;
         case OpKind::GraphInstantiate: {
             cudaGraphExec_t e = nullptr;
             CK(cudaGraphInstantiate(&e, graphs[o.graph], 0));
@@ -949,7 +970,7 @@ void Executor::issue(const Op& o, cudaStream_t s, const CopyArgs& c) {
             cudaGraphExec_t e = cur_exec[o.graph].load();
             if (!e)
                 runtime_fail(("graph '" + P.graphs[o.graph].name + "' is launched before any graph_instantiate of it in this run").c_str(), __FILE__, __LINE__);
-            launch_seq[o.index] = launch_count[o.graph].fetch_add(1);
+            launch_seq[i] = launch_count[o.graph].fetch_add(1);
             CK(cudaGraphLaunch(e, s));
             break;
         }
@@ -962,10 +983,10 @@ void Executor::exec_op(uint32_t i, int w) {
     tl_op = int(i);
     g_progress[w].store(i, std::memory_order_relaxed);
     OpTimes* T = instr ? &cur->ops[i] : nullptr;
-    if (o.kind == OpKind::Host) {
+    if (o.kind == OpKind::HostWork) {
         int64_t a = steady_ns();
-        for (uint32_t u : o.uses) touch_host_pages(buf[u], P.buffers[u].bytes);
-        int64_t until = steady_ns() + o.duration_ps / 1000;
+        for (const uint32_t* u = P.uses_begin(o); u != P.uses_begin(o) + P.uses_count(o); ++u) touch_host_pages(buf[*u], P.buffers[*u].bytes);
+        int64_t until = steady_ns() + o.duration.ps() / 1000;
         int64_t b;
         while ((b = steady_ns()) < until) {
         }
@@ -977,12 +998,13 @@ void Executor::exec_op(uint32_t i, int w) {
     }
     if (o.graph_node) {
         // Executed by its graph_launch: no host call; host times = the launch call's end.
-        if (T && !std::isnan(cur->ops[o.launch_op].host_end)) T->host_start = T->host_end = cur->ops[o.launch_op].host_end;
+        const int launch_op = PL.launch_of[i];
+        if (T && !std::isnan(cur->ops[launch_op].host_end)) T->host_start = T->host_end = cur->ops[launch_op].host_end;
         return;
     }
-    if (is_alloc(o.kind)) {
+    if (Program::is_allocation(o.kind)) {
         int64_t a = 0, b = 0;
-        exec_alloc(o, w, a, b);
+        exec_alloc(o, i, a, b);
         if (T) {
             T->host_start = double(a - t0);
             T->host_end = double(b - t0);
@@ -999,7 +1021,7 @@ void Executor::exec_op(uint32_t i, int w) {
     if (ev && ev_start[i]) CK(cudaEventRecord(ev_start[i], s));
     if (cu) cupti::push(ext_id(i));
     int64_t a = steady_ns();
-    issue(o, s, c);
+    issue(i, s, c);
     int64_t b = steady_ns();
     if (cu) cupti::pop();
     if (ev) CK(cudaEventRecord(ev_end[i], s));
@@ -1015,12 +1037,13 @@ void Executor::exec_op(uint32_t i, int w) {
 }
 
 void Executor::run_thread(int w) {
-    const bool tasks = P.tasks;
+    const bool tasks = P.tasks_form;
     for (uint32_t i : PL.issuer_ops[w]) {
         if (tasks) {
             tl_op = int(i);
             g_progress[w].store(i, std::memory_order_relaxed);
-            for (uint32_t a : P.ops[i].after) {
+            for (const uint32_t* ap = P.after_begin(i); ap != P.after_end(i); ++ap) {
+                const uint32_t a = *ap;
                 if (P.ops[a].thread >= 0) {
                     while (host_done[a].load(std::memory_order_acquire) != token) cpu_relax();
                 } else {
@@ -1043,7 +1066,8 @@ void Executor::run_issuer(int w) {
         const Op& o = P.ops[g];
         cudaStream_t s = stream_of(o.stream);
         tl_op = int(g);
-        for (uint32_t a : o.after) {
+        for (const uint32_t* ap = P.after_begin(g); ap != P.after_end(g); ++ap) {
+            const uint32_t a = *ap;
             const Op& dep = P.ops[a];
             if (dep.thread < 0) {
                 if (dep.stream != o.stream) CK(cudaStreamWaitEvent(s, done_ev[a], 0));
@@ -1138,13 +1162,14 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
     std::unordered_map<uint64_t, cupti::Span> spans;
     if (timing == Timing::Cupti) cupti::collect(spans);
     size_t missing = 0, expected = 0;
-    for (const Op& o : P.ops) {
-        OpTimes& T = r.ops[o.index];
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
+        OpTimes& T = r.ops[i];
         const double call_end = o.thread >= 0 ? T.host_end : T.issue_end;
         if (o.kind == OpKind::HostFunc) {
             // The callback's own host-clock stamps.
-            const Stamps* st = o.graph_node ? node_stamps[o.graph][o.node].get() : op_stamps[o.index].get();
-            uint32_t k = o.graph_node ? launch_seq[o.launch_op] : 0;
+            const Stamps* st = o.graph_node ? node_stamps[PL.graph_of_node(P, i)][PL.node_of[i]].get() : op_stamps[i].get();
+            uint32_t k = o.graph_node ? launch_seq[PL.launch_of[i]] : 0;
             if (st && k < st->n.load() && k < st->start.size()) {
                 T.gpu_start = double(st->start[k] - t0);
                 T.gpu_end = double(st->end[k] - t0);
@@ -1154,8 +1179,8 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
         if (o.graph_node) {
             if (timing != Timing::Cupti) continue;
             ++expected;
-            auto it = spans.find(ext_id(uint32_t(o.launch_op)));
-            int rank = node_rank[o.graph][o.node];
+            auto it = spans.find(ext_id(uint32_t(PL.launch_of[i])));
+            int rank = node_rank[PL.graph_of_node(P, i)][PL.node_of[i]];
             if (it == spans.end() || rank < 0) {
                 ++missing;
                 continue;
@@ -1170,33 +1195,33 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
             T.gpu_end = double(int64_t(parts[rank].second) - cupti_offset - t0);
             continue;
         }
-        if (ev_timed[o.index]) {
+        if (ev_timed[i]) {
             float ms = 0;
-            CK(cudaEventElapsedTime(&ms, ev_ref, ev_end[o.index]));
+            CK(cudaEventElapsedTime(&ms, ev_ref, ev_end[i]));
             T.gpu_end = ref_abs_ns + double(ms) * 1e6 - double(t0);
-            if (ev_start[o.index]) {
-                CK(cudaEventElapsedTime(&ms, ev_ref, ev_start[o.index]));
+            if (ev_start[i]) {
+                CK(cudaEventElapsedTime(&ms, ev_ref, ev_start[i]));
                 T.gpu_start = ref_abs_ns + double(ms) * 1e6 - double(t0);
             } else {
                 T.gpu_start = T.gpu_end;
             }
             // A blocking call returns only after its GPU work: the end event, recorded after the
             // return, is late by the wake-up; the return bounds the end.
-            bool blocking = o.sync || (o.kind == OpKind::Memcpy && o.memory == Mem::Pageable && o.dir == Dir::D2H);
+            bool blocking = o.sync || (o.kind == OpKind::Memcpy && o.host_mem == MemKind::Pageable && o.dir == CopyDir::D2H);
             if (blocking && !std::isnan(call_end)) {
                 T.gpu_end = std::min(T.gpu_end, call_end);
                 T.gpu_start = std::min(T.gpu_start, T.gpu_end);
             }
         } else if (timing == Timing::Cupti && (o.kind == OpKind::Kernel || o.kind == OpKind::Memcpy || o.kind == OpKind::Memset)) {
             ++expected;
-            auto it = spans.find(ext_id(o.index));
+            auto it = spans.find(ext_id(i));
             if (it == spans.end()) {
                 ++missing;
                 continue;
             }
             T.gpu_start = double(int64_t(it->second.start) - cupti_offset - t0);
             T.gpu_end = double(int64_t(it->second.end) - cupti_offset - t0);
-        } else if (is_marker(o.kind)) {
+        } else if (gpu_timing(o.kind) == GpuTiming::Marker) {
             T.gpu_start = T.gpu_end = call_end;  // CUPTI has no record of markers
         }
     }
@@ -1212,7 +1237,7 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
 void Executor::reset() {
     CK(cudaDeviceSynchronize());
     for (size_t i = 0; i < P.buffers.size(); ++i)
-        if (P.buffers[i].kind == Mem::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].on_device, calib);
+        if (P.buffers[i].kind == MemKind::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].managed_on_device, calib);
     for (int t = 0; t < PL.issuers; ++t) prefetch_to(scr[t].managed, PL.scratch[t].managed, false, calib);
     CK(cudaStreamSynchronize(calib));
     // Fresh program events: a wait on an event not yet recorded in this run must not bind to
@@ -1341,11 +1366,12 @@ Measurement Executor::run_all() {
 
 Measurement execute(const Program& p, const Plan& plan, const Options& opt) {
     g_program = &p;
+    g_program_file = plan.file;
     // Before the first CUDA (and CUPTI) call: the number of hardware queues streams map onto.
-    if (p.options.max_connections > 0) setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(p.options.max_connections).c_str(), 1);
+    if (p.max_connections > 0) setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(p.max_connections).c_str(), 1);
     // Load every module at context creation so that no timed launch pays lazy loading; a cold
     // start measures the first launches as a fresh process pays them.
-    if (!p.options.cold_start) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    if (!p.cold_start) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     Executor ex(p, plan, opt);
     return ex.run_all();
 }
