@@ -27,9 +27,7 @@ void op_fields(const Program& p, const Op& o, json& j) {
     const Site& s = p.site(o);
     if ((f & kFieldStream) && o.stream >= 0) j["stream"] = o.stream;
     if ((f & kFieldEvent) && o.event >= 0) j["event"] = o.event;
-    // Version 2 names a copy's pinned or pageable host buffer "host_buffer" and its managed one "buffer".
-    if ((f & kFieldBuffer) && o.buffer >= 0)
-        j[(f & kFieldCopy) && o.host_mem != MemKind::Managed ? "host_buffer" : "buffer"] = o.buffer;
+    if ((f & kFieldBuffer) && o.buffer >= 0) j["buffer"] = o.buffer;
     if ((f & kFieldGraph) && o.graph >= 0) j["graph"] = o.graph;
     if (o.graph_node) j["graph_node"] = true;
     const bool roof = (f & kFieldShape) && roofline(o, s);
@@ -63,13 +61,18 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
     j["options"] = {{"sync", p.blocking_sync ? "blocking" : "spin"}, {"cold_start", p.cold_start},
                     {"max_connections", p.max_connections}};
     json bufs = json::array();
-    for (const auto& b : p.buffers)
-        bufs.push_back({{"name", b.name}, {"kind", to_string(b.kind)}, {"bytes", b.bytes},
-                        {"resident", b.managed_on_device ? "device" : "host"}});
+    for (const auto& b : p.buffers) {
+        json buf{{"name", b.name}, {"kind", to_string(b.kind)}, {"bytes", b.bytes}};
+        if (b.kind == MemKind::Managed) buf["resident"] = b.managed_on_device ? "device" : "host";
+        bufs.push_back(std::move(buf));
+    }
     j["buffers"] = bufs;
     json streams = json::array();
-    for (const auto& s : p.streams)
-        streams.push_back({{"name", s.name}, {"kind", to_string(s.kind)}, {"priority", s.priority}, {"thread", s.owner_thread}});
+    for (const auto& s : p.streams) {
+        json st{{"name", s.name}, {"kind", to_string(s.kind)}, {"priority", s.priority}};
+        if (s.kind == StreamKind::PerThread) st["thread"] = s.owner_thread;
+        streams.push_back(std::move(st));
+    }
     j["streams"] = streams;
     json events = json::array();
     for (const auto& e : p.events) events.push_back({{"name", e.name}, {"blocking_sync", e.blocking_sync}});
@@ -90,12 +93,9 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
     j["threads"] = threads;
     j["gpu_tasks"] = p.gpu_tasks;
     json ops = json::array();
-    int32_t launched = kNone;  // the graph of the last launch: its nodes follow it
     for (uint32_t i = 0; i < p.ops.size(); ++i) {
         const Op& o = p.ops[i];
         json op{{"index", i}, {"name", p.op_name(i)}, {"kind", to_string(o.kind)}, {"thread", o.thread}};
-        if (o.kind == OpKind::GraphLaunch) launched = o.graph;
-        if (o.graph_node) op["graph"] = launched;
         if (p.site(o).depth) {  // the label without loop indices (a kernel's identity) and the indices
             op["label"] = p.label(o);
             op["loop"] = p.loop_indices(i);
@@ -162,11 +162,10 @@ const std::vector<std::string>& keys_of(OpKind k, bool node) {
                 auto& v = t[2 * i + nd];
                 v = nd ? std::vector<std::string>{"name", "kind"}
                        : std::vector<std::string>{"index", "name", "kind", "thread", "label", "loop", "after"};
-                if (!nd && graph_node_kind(kind)) v.insert(v.end(), {"graph_node", "graph"});
+                if (!nd && graph_node_kind(kind)) v.push_back("graph_node");
                 if ((f & kFieldStream) && !nd) v.push_back("stream");
                 if (f & kFieldEvent) v.push_back("event");
                 if (f & kFieldBuffer) v.push_back("buffer");
-                if ((f & kFieldBuffer) && (f & kFieldCopy)) v.push_back("host_buffer");
                 if (f & kFieldGraph) v.push_back("graph");
                 if (f & kFieldDuration) v.push_back("duration_ps");
                 if (f & kFieldShape) v.insert(v.end(), {"flops", "grid", "block", "registers", "shared_memory"});
@@ -249,7 +248,6 @@ private:
     Program p_;
     SiteTable sites_{p_, {}, {}};
     size_t n_ops_ = 0;
-    std::vector<int32_t> graph_of_node_op_;  // version 2: the "graph" of each graph_node op
 
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
         throw InputError(SourceLoc{file_}, where.empty() ? what : where + ": " + what);
@@ -367,6 +365,7 @@ void Reader::read_buffers(const json& v) {
         buf.kind = enumeration<MemKind>(need(b, "kind", at), at.key("kind"), 4, "memory kind");
         buf.bytes = count(need(b, "bytes", at), at.key("bytes"));
         if (const json* r = find(b, "resident")) {
+            if (buf.kind != MemKind::Managed) fail(at.key("resident"), std::string("applies only to managed buffers; this one is ") + to_string(buf.kind));
             const std::string s = text(*r, at.key("resident"));
             if (s != "host" && s != "device") fail(at.key("resident"), "must be \"host\" or \"device\", got \"" + s + "\"");
             buf.managed_on_device = s == "device";
@@ -386,11 +385,12 @@ void Reader::read_streams(const json& v) {
         st.name = text(need(s, "name", at), at.key("name"));
         st.kind = enumeration<StreamKind>(need(s, "kind", at), at.key("kind"), 4, "stream kind");
         st.priority = static_cast<int>(integer(need(s, "priority", at), at.key("priority"), -64, 64));
-        st.owner_thread = static_cast<int>(integer(need(s, "thread", at), at.key("thread"), -1, kMaxThreads - 1));
         if ((i == 0) != (st.kind == StreamKind::Legacy))
             fail(at.key("kind"), "stream 0 must be the legacy default stream and no other stream may be legacy");
-        if (st.kind != StreamKind::PerThread && st.owner_thread != kNone)
-            fail(at.key("thread"), "is " + std::to_string(st.owner_thread) + ", but only a per-thread stream has an owner thread (-1 here)");
+        if (st.kind == StreamKind::PerThread)
+            st.owner_thread = static_cast<int>(integer(need(s, "thread", at), at.key("thread"), 0, kMaxThreads - 1));
+        else if (find(s, "thread"))
+            fail(at.key("thread"), std::string("only a per-thread stream has an owner thread; this one is ") + to_string(st.kind));
         p_.streams.push_back(std::move(st));
     }
 }
@@ -499,13 +499,9 @@ void Reader::read_fields(const json& o, const At& at, Op& op, SiteFields& sf, bo
         op.to_device = to == "device";
     }
     if (f & kFieldBuffer) {
-        // Version 2 names a copy's pinned or pageable host buffer "host_buffer" and its managed one "buffer".
+        // A copy may name the buffer of its host side; a prefetch and an allocation name theirs.
         const bool copy = f & kFieldCopy;
-        const char* key = copy && op.host_mem != MemKind::Managed ? "host_buffer" : "buffer";
-        if (copy && find(o, op.host_mem == MemKind::Managed ? "host_buffer" : "buffer"))
-            fail(at.key(op.host_mem == MemKind::Managed ? "host_buffer" : "buffer"),
-                 op.host_mem == MemKind::Managed ? "a managed copy names its buffer with \"buffer\""
-                                                 : "a pinned or pageable copy names its host buffer with \"host_buffer\"");
+        const char* key = "buffer";
         const json* b = find(o, key);
         if (!b && !copy) fail(at.here(), "missing key \"buffer\"");
         if (b) {
@@ -566,12 +562,6 @@ void Reader::read_op(const json& o, size_t i) {
         fail(at.key("name"), "is '" + name + "', but \"label\" '" + label + "' with \"loop\" " + shown(json(loop)) + " makes '" + label +
                                  loop_suffix(loop) + "'");
     if (const json* g = find(o, "graph_node")) op.graph_node = boolean(*g, at.key("graph_node"));
-    if (op.graph_node) {  // version 2: a node op names its launch's graph
-        graph_of_node_op_.resize(n_ops_, kNone);
-        graph_of_node_op_[i] = ref(need(o, "graph", at), at.key("graph"), p_.graphs.size(), "graph");
-    } else if (find(o, "graph") && !(op_info(op.kind).fields & kFieldGraph)) {
-        fail(at.key("graph"), "only a graph_node op (\"graph_node\": true) names the graph of its launch");
-    }
     SiteFields sf;
     read_fields(o, at, op, sf, false);
     if (op.kind == OpKind::HostWork && op.thread < 0) fail(at.key("thread"), "is -1, but host work runs on a host thread");
@@ -682,10 +672,9 @@ void Reader::check_graph_launches() {
                 const uint32_t ni = list[k + 1 + n];
                 const Op& nd = p_.ops[ni];
                 const Op& gn = g.nodes[n];
-                if (nd.kind != gn.kind || nd.stream != op.stream || graph_of_node_op_[ni] != op.graph)
+                if (nd.kind != gn.kind || nd.stream != op.stream)
                     fail(op_at(p_, ni), "expected node " + std::to_string(n) + " of graph '" + g.name + "' launched by ops[" + std::to_string(li) +
-                                            "] (graph_node: true, graph " + std::to_string(op.graph) + ", kind " + to_string(gn.kind) + ", stream " +
-                                            std::to_string(op.stream) + ")");
+                                            "] (graph_node: true, kind " + to_string(gn.kind) + ", stream " + std::to_string(op.stream) + ")");
                 check_node(nd, ni, gn, g, n, li);
                 follows[ni] = 1;
             }
@@ -740,7 +729,6 @@ Program Reader::read(std::string* scenario_name) {
         p_.after_index.push_back(0);
     }
     for (size_t i = 0; i < n_ops_; ++i) read_op(ops[i], i);
-    graph_of_node_op_.resize(n_ops_, kNone);
     check_lists();
     check_graph_launches();
     return std::move(p_);

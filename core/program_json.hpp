@@ -10,7 +10,7 @@
 
 namespace hetsim {
 
-constexpr int kProgramSchemaVersion = 2;
+constexpr int kProgramSchemaVersion = 3;
 
 nlohmann::json program_to_json(const Program& p, const std::string& scenario_name);
 
