@@ -29,6 +29,9 @@ void op_fields(const Program& p, const Op& o, json& j) {
     if ((f & kFieldEvent) && o.event >= 0) j["event"] = o.event;
     if ((f & kFieldBuffer) && o.buffer >= 0) j["buffer"] = o.buffer;
     if ((f & kFieldGraph) && o.graph >= 0) j["graph"] = o.graph;
+    if ((f & kFieldQueue) && o.queue >= 0) j["queue"] = o.queue;
+    if ((f & kFieldFlag) && o.flag >= 0) j["flag"] = o.flag;
+    if ((f & kFieldThread) && o.target >= 0) j["target"] = o.target;
     if (o.graph_node) j["graph_node"] = true;
     const bool roof = (f & kFieldShape) && roofline(o, s);
     if ((f & kFieldDuration) && !roof) j["duration_ps"] = o.duration.ps();
@@ -77,19 +80,32 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
     json events = json::array();
     for (const auto& e : p.events) events.push_back({{"name", e.name}, {"blocking_sync", e.blocking_sync}});
     j["events"] = events;
+    json queues = json::array();
+    for (const auto& q : p.queues) queues.push_back({{"name", q.name}, {"capacity", q.capacity}});
+    j["queues"] = queues;
+    json flags = json::array();
+    for (const auto& f : p.flags) flags.push_back({{"name", f.name}});
+    j["flags"] = flags;
     json graphs = json::array();
     for (const auto& g : p.graphs) {
         json nodes = json::array();
-        for (const Op& o : g.nodes) {
+        for (size_t k = 0; k < g.nodes.size(); ++k) {
+            const Op& o = g.nodes[k];
             json node{{"name", p.label(o)}, {"kind", to_string(o.kind)}};
             op_fields(p, o, node);
+            if (!g.chain())  // every node names the nodes it waits for (none: it starts the graph)
+                node["after"] = std::vector<uint32_t>(g.after.begin() + g.after_index[k], g.after.begin() + g.after_index[k + 1]);
             nodes.push_back(std::move(node));
         }
         graphs.push_back({{"name", g.name}, {"nodes", nodes}});
     }
     j["graphs"] = graphs;
     json threads = json::array();
-    for (const auto& t : p.threads) threads.push_back({{"name", t.name}, {"ops", t.ops}});
+    for (const auto& t : p.threads) {
+        json th{{"name", t.name}, {"ops", t.ops}};
+        if (t.start_after >= 0) th["start_after"] = t.start_after;
+        threads.push_back(std::move(th));
+    }
     j["threads"] = threads;
     j["gpu_tasks"] = p.gpu_tasks;
     json ops = json::array();
@@ -160,13 +176,16 @@ const std::vector<std::string>& keys_of(OpKind k, bool node) {
                 const OpKind kind = static_cast<OpKind>(i);
                 const uint16_t f = op_info(kind).fields;
                 auto& v = t[2 * i + nd];
-                v = nd ? std::vector<std::string>{"name", "kind"}
+                v = nd ? std::vector<std::string>{"name", "kind", "after"}
                        : std::vector<std::string>{"index", "name", "kind", "thread", "label", "loop", "after"};
                 if (!nd && graph_node_kind(kind)) v.push_back("graph_node");
                 if ((f & kFieldStream) && !nd) v.push_back("stream");
                 if (f & kFieldEvent) v.push_back("event");
                 if (f & kFieldBuffer) v.push_back("buffer");
                 if (f & kFieldGraph) v.push_back("graph");
+                if (f & kFieldQueue) v.push_back("queue");
+                if (f & kFieldFlag) v.push_back("flag");
+                if (f & kFieldThread) v.push_back("target");
                 if (f & kFieldDuration) v.push_back("duration_ps");
                 if (f & kFieldShape) v.insert(v.end(), {"flops", "grid", "block", "registers", "shared_memory"});
                 if (f & kFieldBytes) v.push_back("bytes");
@@ -332,7 +351,11 @@ private:
     void read_buffers(const json& v);
     void read_streams(const json& v);
     void read_events(const json& v);
+    void read_queues(const json& v);
+    void read_flags(const json& v);
     void read_graphs(const json& v);
+    void check_graph_order(const Graph& g, const std::string& at) const;
+    void check_thread_starts();
     void read_threads(const json& v);
     void read_op(const json& o, size_t i);
     void read_fields(const json& o, const At& at, Op& op, SiteFields& sf, bool node);
@@ -408,6 +431,54 @@ void Reader::read_events(const json& v) {
     }
 }
 
+void Reader::read_queues(const json& v) {
+    list(v, "queues");
+    for (size_t i = 0; i < v.size(); ++i) {
+        const At at{"queues[" + std::to_string(i) + "]"};
+        const json& q = object(v[i], at.path);
+        only_keys(q, at, {"name", "capacity"}, "a host queue");
+        HostQueue hq;
+        hq.name = text(need(q, "name", at), at.key("name"));
+        hq.capacity = static_cast<uint32_t>(integer(need(q, "capacity", at), at.key("capacity"), 1, UINT32_MAX));
+        p_.queues.push_back(std::move(hq));
+    }
+}
+
+void Reader::read_flags(const json& v) {
+    list(v, "flags");
+    for (size_t i = 0; i < v.size(); ++i) {
+        const At at{"flags[" + std::to_string(i) + "]"};
+        const json& f = object(v[i], at.path);
+        only_keys(f, at, {"name"}, "a flag");
+        Flag fl;
+        fl.name = text(need(f, "name", at), at.key("name"));
+        p_.flags.push_back(std::move(fl));
+    }
+}
+
+// Graph nodes with dependencies: each node's `after` names earlier or later nodes of its graph,
+// but no cycle (the graph could never finish).
+void Reader::check_graph_order(const Graph& g, const std::string& at) const {
+    const size_t n = g.nodes.size();
+    std::vector<uint32_t> waits(n, 0), order;
+    std::vector<std::vector<uint32_t>> succ(n);
+    for (size_t k = 0; k < n; ++k)
+        for (uint32_t a = g.after_index[k]; a < g.after_index[k + 1]; ++a) {
+            succ[g.after[a]].push_back(static_cast<uint32_t>(k));
+            ++waits[k];
+        }
+    for (uint32_t k = 0; k < n; ++k)
+        if (!waits[k]) order.push_back(k);
+    for (size_t i = 0; i < order.size(); ++i)
+        for (uint32_t s : succ[order[i]])
+            if (!--waits[s]) order.push_back(s);
+    if (order.size() == n) return;
+    std::string on;
+    for (size_t k = 0, shown = 0; k < n && shown < 8; ++k)
+        if (waits[k]) on += (shown++ ? ", " : "") + std::to_string(k);
+    fail(at, "the nodes' \"after\" lists form a cycle (nodes " + on + " can never start)");
+}
+
 void Reader::read_graphs(const json& v) {
     list(v, "graphs");
     for (size_t g = 0; g < v.size(); ++g) {
@@ -440,6 +511,31 @@ void Reader::read_graphs(const json& v) {
             op.site = sites_.intern(name, 0, sf.shape, sf.flops, sf.uses);
             p_.graphs[g].nodes.push_back(op);
         }
+        // Dependencies: either every node names the nodes it waits for, or none does (a chain).
+        Graph& gr = p_.graphs[g];
+        const bool dag = find(nodes[0], "after") != nullptr;
+        if (!dag) {
+            for (size_t k = 1; k < nodes.size(); ++k)
+                if (find(nodes[k], "after"))
+                    fail(gat.path + ".nodes[0]", "missing key \"after\" (node " + std::to_string(k) +
+                                                     " names the nodes it waits for, so every node of the graph does; [] for none)");
+            continue;
+        }
+        gr.after_index.push_back(0);
+        for (size_t k = 0; k < nodes.size(); ++k) {
+            const std::string at = gat.path + ".nodes[" + std::to_string(k) + "]";
+            const json* a = find(nodes[k], "after");
+            if (!a) fail(at, "missing key \"after\" (node 0 names the nodes it waits for, so every node of the graph does; [] for none)");
+            std::vector<uint32_t> after = refs(*a, at + ".after", nodes.size(), "node");
+            for (size_t m = 0; m < after.size(); ++m) {
+                if (after[m] == k) fail(at + ".after[" + std::to_string(m) + "]", "is the node itself; a node cannot wait for itself");
+                for (size_t q = 0; q < m; ++q)
+                    if (after[q] == after[m]) fail(at + ".after[" + std::to_string(m) + "]", "names node " + std::to_string(after[m]) + " a second time; list it once");
+            }
+            gr.after.insert(gr.after.end(), after.begin(), after.end());
+            gr.after_index.push_back(static_cast<uint32_t>(gr.after.size()));
+        }
+        check_graph_order(gr, gat.key("nodes"));
     }
 }
 
@@ -449,10 +545,11 @@ void Reader::read_threads(const json& v) {
     for (size_t t = 0; t < v.size(); ++t) {
         const At at{"threads[" + std::to_string(t) + "]"};
         const json& th = object(v[t], at.path);
-        only_keys(th, at, {"name", "ops"}, "a thread");
+        only_keys(th, at, {"name", "ops", "start_after"}, "a thread");
         HostThread ht;
         ht.name = text(need(th, "name", at), at.key("name"));
         ht.ops = refs(need(th, "ops", at), at.key("ops"), n_ops_, "op");
+        if (const json* s = find(th, "start_after")) ht.start_after = ref(*s, at.key("start_after"), n_ops_, "op");
         p_.threads.push_back(std::move(ht));
     }
 }
@@ -463,6 +560,15 @@ void Reader::read_fields(const json& o, const At& at, Op& op, SiteFields& sf, bo
     if ((f & kFieldStream) && !node) op.stream = ref(need(o, "stream", at), at.key("stream"), p_.streams.size(), "stream");
     if (f & kFieldEvent) op.event = ref(need(o, "event", at), at.key("event"), p_.events.size(), "event");
     if (f & kFieldGraph) op.graph = ref(need(o, "graph", at), at.key("graph"), p_.graphs.size(), "graph");
+    if (f & kFieldQueue) op.queue = ref(need(o, "queue", at), at.key("queue"), p_.queues.size(), "queue");
+    if (f & kFieldFlag) {  // host_wait waits for one; a host_func may set one
+        const json* fl = op.kind == OpKind::HostWait ? &need(o, "flag", at) : find(o, "flag");
+        if (fl) op.flag = ref(*fl, at.key("flag"), p_.flags.size(), "flag");
+    }
+    if (f & kFieldThread) {
+        op.target = ref(need(o, "target", at), at.key("target"), p_.threads.size(), "thread");
+        if (op.target == op.thread) fail(at.key("target"), "is the op's own thread; a thread cannot join itself");
+    }
     if (f & kFieldSync) {
         op.sync = boolean(need(o, "sync", at), at.key("sync"));
         if (node && op.sync) fail(at.key("sync"), "graph nodes are captured from a stream: copies and memsets are async (\"sync\": false)");
@@ -565,6 +671,8 @@ void Reader::read_op(const json& o, size_t i) {
     SiteFields sf;
     read_fields(o, at, op, sf, false);
     if (op.kind == OpKind::HostWork && op.thread < 0) fail(at.key("thread"), "is -1, but host work runs on a host thread");
+    if (((op_info(op.kind).fields & (kFieldQueue | kFieldThread)) || op.kind == OpKind::HostWait) && op.thread < 0)
+        fail(at.key("thread"), std::string("is -1, but ") + to_string(op.kind) + " runs on a host thread");
     if (Program::is_allocation(op.kind) && op.thread < 0)
         fail(at.key("thread"), std::string("is -1, but ") + to_string(op.kind) + " is a host call and runs on a host thread");
     if (op.stream >= 0) {
@@ -654,6 +762,23 @@ void Reader::check_node(const Op& nd, uint32_t i, const Op& gn, const Graph& g, 
 }
 
 // The ops after a graph_launch in its thread are the launch's nodes, in node order.
+// A thread started by an op: the op is another thread's, and no chain of starts leads back.
+void Reader::check_thread_starts() {
+    for (size_t t = 0; t < p_.threads.size(); ++t) {
+        const std::string at = "threads[" + std::to_string(t) + "].start_after";
+        int32_t by = p_.threads[t].start_after;
+        if (by < 0) continue;
+        if (p_.ops[by].thread == static_cast<int>(t)) fail(at, "names " + op_at(p_, static_cast<uint32_t>(by)) + ", an op of this thread; a thread cannot start itself");
+        if (p_.ops[by].thread < 0) fail(at, "names " + op_at(p_, static_cast<uint32_t>(by)) + ", a GPU task; a thread is started by an op of another host thread");
+        for (size_t steps = 0; by >= 0 && steps <= p_.threads.size(); ++steps) {
+            const int32_t u = p_.ops[by].thread;
+            if (u == static_cast<int>(t)) fail(at, "names " + op_at(p_, static_cast<uint32_t>(p_.threads[t].start_after)) +
+                                                       ", but that op's thread is itself started (directly or not) by this thread");
+            by = u >= 0 ? p_.threads[u].start_after : kNone;
+        }
+    }
+}
+
 void Reader::check_graph_launches() {
     std::vector<uint8_t> follows(p_.ops.size(), 0);
     for (size_t t = 0; t < p_.threads.size(); ++t) {
@@ -695,8 +820,8 @@ Program Reader::read(std::string* scenario_name) {
         fail("", "lowered program has schema version " + (j_.contains("version") ? shown(j_["version"]) : std::string("(missing)")) +
                      "; this hetsim reads version " + std::to_string(kProgramSchemaVersion) +
                      " (docs/program-format.md; lower the scenario again)");
-    only_keys(j_, At{}, {"schema", "version", "scenario", "source", "form", "options", "buffers", "streams", "events", "graphs", "threads",
-                         "gpu_tasks", "ops"},
+    only_keys(j_, At{}, {"schema", "version", "scenario", "source", "form", "options", "buffers", "streams", "events", "queues", "flags",
+                         "graphs", "threads", "gpu_tasks", "ops"},
               "a lowered program");
     const At top{};
     if (const json* s = find(j_, "scenario")) {
@@ -712,6 +837,8 @@ Program Reader::read(std::string* scenario_name) {
     read_buffers(need(j_, "buffers", top));
     read_streams(need(j_, "streams", top));
     read_events(need(j_, "events", top));
+    if (const json* q = find(j_, "queues")) read_queues(*q);
+    if (const json* f = find(j_, "flags")) read_flags(*f);
     if (const json* g = find(j_, "graphs")) read_graphs(*g);
     const json& ops = list(need(j_, "ops", top), "ops");
     n_ops_ = ops.size();
@@ -730,6 +857,7 @@ Program Reader::read(std::string* scenario_name) {
     }
     for (size_t i = 0; i < n_ops_; ++i) read_op(ops[i], i);
     check_lists();
+    check_thread_starts();
     check_graph_launches();
     return std::move(p_);
 }

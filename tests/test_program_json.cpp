@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "frontend/scenario.hpp"
 #include "core/program_json.hpp"
+#include "frontend/scenario.hpp"
+#include "sim/engine.hpp"
 
 namespace fs = std::filesystem;
 using namespace hetsim;
@@ -88,11 +89,21 @@ TEST_CASE("program json: every shipped scenario's lowered program reads back op 
         for (size_t i = 0; i < p.threads.size(); ++i) {
             CHECK(back.threads[i].name == p.threads[i].name);
             CHECK(back.threads[i].ops == p.threads[i].ops);
+            CHECK(back.threads[i].start_after == p.threads[i].start_after);
         }
+        REQUIRE(back.queues.size() == p.queues.size());
+        for (size_t i = 0; i < p.queues.size(); ++i) {
+            CHECK(back.queues[i].name == p.queues[i].name);
+            CHECK(back.queues[i].capacity == p.queues[i].capacity);
+        }
+        REQUIRE(back.flags.size() == p.flags.size());
+        for (size_t i = 0; i < p.flags.size(); ++i) CHECK(back.flags[i].name == p.flags[i].name);
         CHECK(back.gpu_tasks == p.gpu_tasks);
         REQUIRE(back.graphs.size() == p.graphs.size());
         for (size_t g = 0; g < p.graphs.size(); ++g) {
             CHECK(back.graphs[g].name == p.graphs[g].name);
+            CHECK(back.graphs[g].after_index == p.graphs[g].after_index);
+            CHECK(back.graphs[g].after == p.graphs[g].after);
             REQUIRE(back.graphs[g].nodes.size() == p.graphs[g].nodes.size());
             for (size_t k = 0; k < p.graphs[g].nodes.size(); ++k) check_same_op(p, p.graphs[g].nodes[k], back, back.graphs[g].nodes[k]);
         }
@@ -121,3 +132,54 @@ TEST_CASE("program json: the reader names the file and the JSON path of the prob
                       "/no/such/program.json: error: cannot read the file (No such file or directory); it should be a lowered program "
                       "(hetsim lower SCENARIO.yaml -o program.json)");
 }
+
+TEST_CASE("program json: host queues, flags, thread start and join, graph nodes with dependencies") {
+    // No scenario reaches these yet (the frontend follows the engine); the codec carries them.
+    const std::string text = R"({"schema":"hetsim.program","version":3,"scenario":"host sync","source":"host_sync.yaml",
+      "form":"threads","options":{"sync":"spin","cold_start":false,"max_connections":0},"buffers":[],
+      "streams":[{"name":"default","kind":"legacy","priority":0},{"name":"s","kind":"blocking","priority":0}],"events":[],
+      "queues":[{"name":"batches","capacity":2}],"flags":[{"name":"ready"}],
+      "graphs":[{"name":"g","nodes":[
+        {"name":"a","kind":"kernel","grid":1,"block":32,"registers":32,"shared_memory":0,"duration_ps":1000000,"after":[]},
+        {"name":"b","kind":"kernel","grid":1,"block":32,"registers":32,"shared_memory":0,"duration_ps":1000000,"after":[0]},
+        {"name":"c","kind":"host_func","duration_ps":1000000,"after":[0]}]}],
+      "threads":[{"name":"main","ops":[0,1,2,3,4,5,6,7,8,9]},{"name":"loader","ops":[10],"start_after":0}],
+      "gpu_tasks":[],"ops":[
+        {"index":0,"name":"spawn","kind":"host","thread":0,"duration_ps":1000000},
+        {"index":1,"name":"get:batches","kind":"get","thread":0,"queue":0},
+        {"index":2,"name":"cb","kind":"host_func","thread":0,"stream":1,"duration_ps":2000000,"flag":0},
+        {"index":3,"name":"host_wait:ready","kind":"host_wait","thread":0,"flag":0},
+        {"index":4,"name":"graph_instantiate:g","kind":"graph_instantiate","thread":0,"graph":0},
+        {"index":5,"name":"graph_launch:g","kind":"graph_launch","thread":0,"stream":1,"graph":0},
+        {"index":6,"name":"a","kind":"kernel","thread":0,"stream":1,"graph_node":true,"grid":1,"block":32,"registers":32,
+         "shared_memory":0,"duration_ps":1000000},
+        {"index":7,"name":"b","kind":"kernel","thread":0,"stream":1,"graph_node":true,"grid":1,"block":32,"registers":32,
+         "shared_memory":0,"duration_ps":1000000},
+        {"index":8,"name":"c","kind":"host_func","thread":0,"stream":1,"graph_node":true,"duration_ps":1000000},
+        {"index":9,"name":"join:loader","kind":"join","thread":0,"target":1},
+        {"index":10,"name":"put:batches","kind":"put","thread":1,"queue":0}]})";
+    std::string name;
+    Program p = program_from_text(text, "host_sync.json", &name);
+    REQUIRE(p.queues.size() == 1);
+    CHECK(p.queues[0].capacity == 2);
+    REQUIRE(p.flags.size() == 1);
+    CHECK(p.flags[0].name == "ready");
+    CHECK(p.threads[0].start_after == kNone);
+    CHECK(p.threads[1].start_after == 0);
+    CHECK(p.ops[1].queue == 0);
+    CHECK(p.ops[2].flag == 0);
+    CHECK(p.ops[3].flag == 0);
+    CHECK(p.ops[9].target == 1);
+    CHECK(p.ops[10].queue == 0);
+    REQUIRE(!p.graphs[0].chain());
+    CHECK(p.graphs[0].after_index == std::vector<uint32_t>{0, 0, 1, 2});
+    CHECK(p.graphs[0].after == std::vector<uint32_t>{0, 0});
+    CHECK(program_to_json(p, name) == nlohmann::json::parse(text));
+    // The engine runs it: the put lets the get through, the callback sets the flag, the join
+    // waits for the loader.
+    Scenario sc = load_scenario(HETSIM_SOURCE_DIR "/scenarios/seeds/double_buffer.yaml");
+    Timeline t = simulate(p, sc.profile);
+    CHECK(t.end_to_end > Time{});
+    for (const OpRecord& r : t.ops) CHECK(r.has_host());
+}
+
