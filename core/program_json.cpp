@@ -63,6 +63,7 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
     j["form"] = p.tasks_form ? "tasks" : "threads";
     j["options"] = {{"sync", p.blocking_sync ? "blocking" : "spin"}, {"cold_start", p.cold_start},
                     {"max_connections", p.max_connections}};
+    if (p.warmup) j["warmup"] = p.warmup;  // steady state: warm-up iterations before the measured one
     json bufs = json::array();
     for (const auto& b : p.buffers) {
         json buf{{"name", b.name}, {"kind", to_string(b.kind)}, {"bytes", b.bytes}};
@@ -112,6 +113,7 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
     for (uint32_t i = 0; i < p.ops.size(); ++i) {
         const Op& o = p.ops[i];
         json op{{"index", i}, {"name", p.op_name(i)}, {"kind", to_string(o.kind)}, {"thread", o.thread}};
+        if (o.warmup) op["warmup"] = true;
         if (p.site(o).depth) {  // the label without loop indices (a kernel's identity) and the indices
             op["label"] = p.label(o);
             op["loop"] = p.loop_indices(i);
@@ -177,7 +179,7 @@ const std::vector<std::string>& keys_of(OpKind k, bool node) {
                 const uint16_t f = op_info(kind).fields;
                 auto& v = t[2 * i + nd];
                 v = nd ? std::vector<std::string>{"name", "kind", "after"}
-                       : std::vector<std::string>{"index", "name", "kind", "thread", "label", "loop", "after"};
+                       : std::vector<std::string>{"index", "name", "kind", "thread", "label", "loop", "after", "warmup"};
                 if (!nd && graph_node_kind(kind)) v.push_back("graph_node");
                 if ((f & kFieldStream) && !nd) v.push_back("stream");
                 if (f & kFieldEvent) v.push_back("event");
@@ -668,10 +670,14 @@ void Reader::read_op(const json& o, size_t i) {
         fail(at.key("name"), "is '" + name + "', but \"label\" '" + label + "' with \"loop\" " + shown(json(loop)) + " makes '" + label +
                                  loop_suffix(loop) + "'");
     if (const json* g = find(o, "graph_node")) op.graph_node = boolean(*g, at.key("graph_node"));
+    if (const json* w = find(o, "warmup")) {
+        op.warmup = boolean(*w, at.key("warmup"));
+        if (op.warmup && !p_.warmup) fail(at.key("warmup"), "marks an op of a warm-up iteration, but the program has none (no \"warmup\")");
+    }
     SiteFields sf;
     read_fields(o, at, op, sf, false);
     if (op.kind == OpKind::HostWork && op.thread < 0) fail(at.key("thread"), "is -1, but host work runs on a host thread");
-    if (((op_info(op.kind).fields & (kFieldQueue | kFieldThread)) || op.kind == OpKind::HostWait) && op.thread < 0)
+    if (((op_info(op.kind).fields & (kFieldQueue | kFieldThread)) || op.kind == OpKind::HostWait || op.kind == OpKind::Barrier) && op.thread < 0)
         fail(at.key("thread"), std::string("is -1, but ") + to_string(op.kind) + " runs on a host thread");
     if (Program::is_allocation(op.kind) && op.thread < 0)
         fail(at.key("thread"), std::string("is -1, but ") + to_string(op.kind) + " is a host call and runs on a host thread");
@@ -820,8 +826,8 @@ Program Reader::read(std::string* scenario_name) {
         fail("", "lowered program has schema version " + (j_.contains("version") ? shown(j_["version"]) : std::string("(missing)")) +
                      "; this hetsim reads version " + std::to_string(kProgramSchemaVersion) +
                      " (docs/program-format.md; lower the scenario again)");
-    only_keys(j_, At{}, {"schema", "version", "scenario", "source", "form", "options", "buffers", "streams", "events", "queues", "flags",
-                         "graphs", "threads", "gpu_tasks", "ops"},
+    only_keys(j_, At{}, {"schema", "version", "scenario", "source", "form", "options", "warmup", "buffers", "streams", "events", "queues",
+                         "flags", "graphs", "threads", "gpu_tasks", "ops"},
               "a lowered program");
     const At top{};
     if (const json* s = find(j_, "scenario")) {
@@ -834,6 +840,7 @@ Program Reader::read(std::string* scenario_name) {
     p_.tasks_form = form == "tasks";
     p_.locs.push_back(SourceLoc{file_});
     if (const json* o = find(j_, "options")) read_options(*o);
+    if (const json* w = find(j_, "warmup")) p_.warmup = static_cast<uint32_t>(integer(*w, "warmup", 0, UINT32_MAX));
     read_buffers(need(j_, "buffers", top));
     read_streams(need(j_, "streams", top));
     read_events(need(j_, "events", top));

@@ -33,6 +33,7 @@ void check_same_op(const Program& a, const Op& x, const Program& b, const Op& y)
     CHECK(x.sync == y.sync);
     CHECK(x.to_device == y.to_device);
     CHECK(x.graph_node == y.graph_node);
+    CHECK(x.warmup == y.warmup);
     CHECK(x.dir == y.dir);
     CHECK(x.host_mem == y.host_mem);
     CHECK(x.thread == y.thread);
@@ -66,6 +67,7 @@ TEST_CASE("program json: every shipped scenario's lowered program reads back op 
         CHECK(back.blocking_sync == p.blocking_sync);
         CHECK(back.cold_start == p.cold_start);
         CHECK(back.max_connections == p.max_connections);
+        CHECK(back.warmup == p.warmup);
         REQUIRE(back.buffers.size() == p.buffers.size());
         for (size_t i = 0; i < p.buffers.size(); ++i) {
             CHECK(back.buffers[i].name == p.buffers[i].name);
@@ -181,5 +183,29 @@ TEST_CASE("program json: host queues, flags, thread start and join, graph nodes 
     Timeline t = simulate(p, sc.profile);
     CHECK(t.end_to_end > Time{});
     for (const OpRecord& r : t.ops) CHECK(r.has_host());
+}
+
+TEST_CASE("program json: steady-state iterations (warm-up ops and barriers)") {
+    const std::string text = R"({"schema":"hetsim.program","version":3,"scenario":"steady","source":"steady.yaml","form":"threads",
+      "options":{"sync":"spin","cold_start":false,"max_connections":0},"warmup":1,"buffers":[],
+      "streams":[{"name":"default","kind":"legacy","priority":0}],"events":[],"queues":[],"flags":[],"graphs":[],
+      "threads":[{"name":"main","ops":[0,1,2]},{"name":"io","ops":[3,4,5]}],"gpu_tasks":[],"ops":[
+        {"index":0,"name":"step[0]","label":"step","loop":[0],"kind":"host","thread":0,"duration_ps":3000000,"warmup":true},
+        {"index":1,"name":"barrier","kind":"barrier","thread":0,"warmup":true},
+        {"index":2,"name":"step[1]","label":"step","loop":[1],"kind":"host","thread":0,"duration_ps":3000000},
+        {"index":3,"name":"read[0]","label":"read","loop":[0],"kind":"host","thread":1,"duration_ps":5000000,"warmup":true},
+        {"index":4,"name":"barrier","kind":"barrier","thread":1,"warmup":true},
+        {"index":5,"name":"read[1]","label":"read","loop":[1],"kind":"host","thread":1,"duration_ps":5000000}]})";
+    std::string name;
+    Program p = program_from_text(text, "steady.json", &name);
+    CHECK(p.warmup == 1);
+    CHECK(p.ops[0].warmup);
+    CHECK(p.ops[4].warmup);
+    CHECK_FALSE(p.ops[5].warmup);
+    CHECK(p.ops[1].kind == OpKind::Barrier);
+    CHECK(program_to_json(p, name) == nlohmann::json::parse(text));
+    Scenario sc = load_scenario(HETSIM_SOURCE_DIR "/scenarios/seeds/double_buffer.yaml");
+    Timeline t = simulate(p, sc.profile);
+    CHECK(t.measured_from >= Time::us(5));  // the measured iteration starts once both threads met
 }
 
