@@ -302,4 +302,32 @@ private:
     uint64_t iterations_ = 0;  // loop iterations so far, capped by max_ops like the ops
 };
 
+// Shared by the frontend's files (defined in ops.cpp).
+bool is_alloc(OpKind k);
+// The keys an op map of `kind` may have, in the threads form or as a task.
+std::vector<std::string> keys_for(const std::string& kind, bool task);
+// The op kind of map `n` (its one key that names a kind); reports a map that has none or two.
+std::string find_kind(const Lowerer& L, const YAML::Node& n);
+// The iterations of a repeat whose header passed (depth_ entered); `body` lowers one iteration.
+template <class Body>
+void Lowerer::run_loop(const YAML::Node& count_node, const std::string& var, int64_t count, bool empty, Body&& body) {
+    loop_names_.push_back(var);
+    loop_vals_.push_back(0);
+    // Loops over empty or filtered bodies emit nothing; cap their iterations too (at twice
+    // --max-ops, so that ordinary loop nests meet the op cap first), so no input expands unbounded.
+    const uint64_t cap = iteration_cap();
+    const uint64_t step = empty && count > 0 ? static_cast<uint64_t>(count) : 1;  // an empty body: all at once
+    for (int64_t i = 0; i < count; i += static_cast<int64_t>(step)) {
+        iterations_ = iterations_ > UINT64_MAX - step ? UINT64_MAX : iterations_ + step;
+        if (iterations_ > cap) fail_iteration_cap(count_node);
+        loop_vals_.back() = i;
+        iter_dirty_ = true;
+        body();
+    }
+    loop_names_.pop_back();
+    loop_vals_.pop_back();
+    iter_dirty_ = true;
+    --depth_;
+}
+
 }  // namespace hetsim
