@@ -73,6 +73,9 @@ struct KernelArgs {
 };
 
 cudaError_t launch_op_kernel(unsigned grid, unsigned block, size_t smem, cudaStream_t s, const KernelArgs& a);
+// The same kernel as a node of a graph built with explicit dependencies (cudaGraphAddKernelNode).
+cudaError_t add_op_kernel_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t ndeps, unsigned grid,
+                               unsigned block, size_t smem, const KernelArgs& a);
 cudaError_t op_kernel_occupancy(int* blocks_per_sm, int block, size_t smem);
 cudaError_t op_kernel_attributes(cudaFuncAttributes* attr);
 // Allows up to max_dynamic_smem bytes of dynamic shared memory and fixes the carveout at the

@@ -181,10 +181,53 @@ void write_host_pages(void* p, uint64_t bytes) {
     for (uint64_t off = 0; off < bytes; off += kPage) c[off] = 0;
 }
 
+// A flag (Program::flags): sets are counted, each host_wait takes one (a semaphore).
+struct FlagRt {
+    std::mutex m;
+    std::condition_variable cv;
+    uint64_t sets = 0;
+    void set() {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            ++sets;
+        }
+        cv.notify_one();
+    }
+    void wait() {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return sets > 0; });
+        --sets;
+    }
+};
+
+// A bounded host queue (Program::queues): put waits while full, get while empty.
+struct QueueRt {
+    std::mutex m;
+    std::condition_variable not_full, not_empty;
+    uint32_t items = 0, capacity = 1;
+    void put() {
+        {
+            std::unique_lock<std::mutex> lock(m);
+            not_full.wait(lock, [&] { return items < capacity; });
+            ++items;
+        }
+        not_empty.notify_one();
+    }
+    void get() {
+        {
+            std::unique_lock<std::mutex> lock(m);
+            not_empty.wait(lock, [&] { return items > 0; });
+            --items;
+        }
+        not_full.notify_one();
+    }
+};
+
 struct Stamps {  // a host-function callback's start/end on the host clock, per invocation
     int64_t spin_ns = 0;
     std::atomic<uint32_t> n{0};
     std::vector<int64_t> start, end;
+    FlagRt* flag = nullptr;  // raised when the callback returns (host_func with `flag`)
 };
 
 class Executor {
@@ -239,6 +282,19 @@ private:
     std::vector<void*> registered;                                  // registered in this run
     bool has_allocs = false;
 
+    // Host hand-offs and steady state (issue 11).
+    std::unique_ptr<QueueRt[]> queues_rt;
+    std::unique_ptr<FlagRt[]> flags_rt;
+    std::vector<std::thread> late;                       // per issuer: the std::thread of a thread created by an op
+    std::unique_ptr<std::atomic<uint32_t>[]> spawned;    // per issuer: the run token once late[] holds its thread
+    std::unique_ptr<std::atomic<uint32_t>[]> finished;   // per issuer: the run token once it has run its ops
+    std::vector<char> joined;                            // per issuer: joined by a join op in this run
+    std::atomic<uint32_t> bar_arrived{0}, bar_gen{0};    // the barrier between steady-state iterations
+    uint32_t bar_passed = 0;
+    int64_t measured_from = 0;                           // steady_clock at the release of the last barrier
+    std::vector<std::vector<cudaGraphNode_t>> dag_nodes; // per graph with dependencies: its nodes as added
+    std::vector<std::vector<uint64_t>> dag_ids;          // their CUPTI node ids
+
     // Tasks form.
     std::vector<cudaEvent_t> done_ev;
     std::unique_ptr<std::atomic<uint32_t>[]> host_done, issued;
@@ -272,6 +328,11 @@ private:
     void start_workers();
     void stop_workers();
     void worker(int w);
+    void late_thread(int w);
+    void spawn(int t);
+    void arrive_barrier();
+    void exec_handoff(const Op& o, int64_t& a, int64_t& b);
+    void build_dag(size_t g);
     RunResult run_once(bool instrumented);
     void calibrate_ref();
     void collect(RunResult& r, int64_t cupti_offset);
@@ -377,6 +438,18 @@ void Executor::setup() {
     allocate();
     make_streams_and_events();
     compute_launches();
+    // Host queues and flags (emptied before each run), the threads created by ops.
+    queues_rt.reset(new QueueRt[std::max<size_t>(P.queues.size(), 1)]);
+    for (size_t q = 0; q < P.queues.size(); ++q) queues_rt[q].capacity = P.queues[q].capacity;
+    flags_rt.reset(new FlagRt[std::max<size_t>(P.flags.size(), 1)]);
+    late.resize(PL.issuers);
+    joined.assign(PL.issuers, 0);
+    spawned.reset(new std::atomic<uint32_t>[PL.issuers]);
+    finished.reset(new std::atomic<uint32_t>[PL.issuers]);
+    for (int w = 0; w < PL.issuers; ++w) {
+        spawned[w] = 0;
+        finished[w] = 0;
+    }
     capture_graphs();
     ev_timed.assign(P.ops.size(), 0);
     if (timing == Timing::Events) enable_event_timing(true);
@@ -619,6 +692,7 @@ void CUDART_CB host_func_cb(void* data) {
         st->start[k] = a;
         st->end[k] = b;
     }
+    if (st->flag) st->flag->set();
 }
 
 void Executor::issue_node(const Op& n, cudaStream_t s, Stamps* st, const Launch& L) {
@@ -643,6 +717,7 @@ void Executor::capture_graphs() {
         if (o.kind == OpKind::HostFunc && !o.graph_node) {
             op_stamps[i].reset(new Stamps);
             op_stamps[i]->spin_ns = o.duration.ps() / 1000;
+            if (o.flag >= 0) op_stamps[i]->flag = &flags_rt[o.flag];
             op_stamps[i]->start.assign(1, 0);
             op_stamps[i]->end.assign(1, 0);
         }
@@ -667,6 +742,7 @@ void Executor::capture_graphs() {
                 node_stamps[g].back().reset(new Stamps);
                 Stamps& st = *node_stamps[g].back();
                 st.spin_ns = n.duration.ps() / 1000;
+                if (n.flag >= 0) st.flag = &flags_rt[n.flag];
                 size_t launches = size_t(std::max(1, PL.launches_of_graph[g]));
                 st.start.assign(launches, 0);
                 st.end.assign(launches, 0);
@@ -674,6 +750,10 @@ void Executor::capture_graphs() {
             } else {
                 node_rank[g].push_back(rank++);
             }
+        }
+        if (!G.chain()) {
+            build_dag(g);
+            continue;
         }
         // Capture from a stream of its own (untimed): the nodes form a chain, in order.
         cudaStream_t cs = nullptr;
@@ -691,6 +771,84 @@ void Executor::capture_graphs() {
     }
     if (ng && timing == Timing::Events)
         M.warnings.push_back("graph nodes get GPU times from CUPTI only: with event timing, only their host_func nodes are timed");
+    bool dags = false;
+    for (const Graph& G : P.graphs) dags |= !G.chain();
+    if (dags && timing == Timing::Cupti && !cupti::graph_node_ids())
+        M.warnings.push_back("this libcupti cannot tell graph nodes apart (no cuptiGetGraphNodeId or GRAPHNODE_CLONED callback): "
+                             "nodes of graphs with dependencies have no GPU times");
+}
+
+// A graph whose nodes have dependencies (Graph::after): added node by node with explicit
+// dependency arrays, in an order where each node's dependencies come first.
+void Executor::build_dag(size_t g) {
+    const Graph& G = P.graphs[g];
+    const size_t n = G.nodes.size();
+    tl_note = "building graph '" + G.name + "'";
+    CK(cudaGraphCreate(&graphs[g], 0));
+    dag_nodes.resize(P.graphs.size());
+    dag_ids.resize(P.graphs.size());
+    dag_nodes[g].assign(n, nullptr);
+    dag_ids[g].assign(n, 0);
+    std::vector<char> added(n, 0);
+    std::vector<cudaGraphNode_t> deps;
+    for (size_t done = 0; done < n;) {
+        const size_t before = done;
+        for (size_t k = 0; k < n; ++k) {
+            if (added[k]) continue;
+            bool ready = true;
+            deps.clear();
+            for (uint32_t a = G.after_index[k]; a < G.after_index[k + 1]; ++a) {
+                ready &= added[G.after[a]] != 0;
+                deps.push_back(dag_nodes[g][G.after[a]]);
+            }
+            if (!ready) continue;
+            const Op& nd = G.nodes[k];
+            tl_note = "building graph '" + G.name + "' node " + std::to_string(k) + " (" + to_string(nd.kind) + ")";
+            cudaGraphNode_t* out = &dag_nodes[g][k];
+            const cudaGraphNode_t* dp = deps.empty() ? nullptr : deps.data();
+            switch (nd.kind) {
+                case OpKind::Kernel: {
+                    const Launch& L = node_launch[g][k];
+                    CK(add_op_kernel_node(out, graphs[g], dp, deps.size(), L.grid, L.block, L.smem, L.args));
+                    break;
+                }
+                case OpKind::Memcpy: {
+                    CopyArgs c = copy_args(nd, gscr);
+                    if (nd.bytes) CK(cudaGraphAddMemcpyNode1D(out, graphs[g], dp, deps.size(), c.dst, c.src, nd.bytes, c.kind));
+                    else CK(cudaGraphAddEmptyNode(out, graphs[g], dp, deps.size()));
+                    break;
+                }
+                case OpKind::Memset: {
+                    if (!nd.bytes) {
+                        CK(cudaGraphAddEmptyNode(out, graphs[g], dp, deps.size()));
+                        break;
+                    }
+                    cudaMemsetParams m{};
+                    m.dst = gscr.dev_dst ? gscr.dev_dst : tiny_dev;
+                    m.value = 0;
+                    m.elementSize = 1;
+                    m.width = nd.bytes;
+                    m.height = 1;
+                    m.pitch = 0;
+                    CK(cudaGraphAddMemsetNode(out, graphs[g], dp, deps.size(), &m));
+                    break;
+                }
+                case OpKind::HostFunc: {
+                    cudaHostNodeParams h{};
+                    h.fn = host_func_cb;
+                    h.userData = node_stamps[g][k].get();
+                    CK(cudaGraphAddHostNode(out, graphs[g], dp, deps.size(), &h));
+                    break;
+                }
+                default: runtime_fail("internal: graph node of an unsupported kind", __FILE__, __LINE__);
+            }
+            dag_ids[g][k] = cupti::node_id(dag_nodes[g][k]);
+            added[k] = 1;
+            ++done;
+        }
+        if (done == before) runtime_fail(("graph '" + G.name + "': its node dependencies form a cycle").c_str(), __FILE__, __LINE__);
+    }
+    tl_note.clear();
 }
 
 // Allocation ops: the call is timed between a and b; bookkeeping stays outside.
@@ -849,9 +1007,10 @@ void Executor::start_workers() {
         g_progress_names.push_back(w == PL.issuer_thread ? std::string("gpu-task issuer") : P.threads[w].name);
     }
     g_nprogress.store(PL.issuers, std::memory_order_release);
-    for (int w = 0; w < PL.issuers; ++w) workers.emplace_back(&Executor::worker, this, w);
+    for (int w = 0; w < PL.issuers; ++w)
+        if (!PL.late[w]) workers.emplace_back(&Executor::worker, this, w);
     std::unique_lock<std::mutex> lock(mu);
-    cv_done.wait(lock, [&] { return setup_done == PL.issuers; });
+    cv_done.wait(lock, [&] { return setup_done == PL.persistent; });
 }
 
 void Executor::stop_workers() {
@@ -887,6 +1046,7 @@ void Executor::worker(int w) {
         if (w == PL.issuer_thread) run_issuer(w);
         else run_thread(w);
         tl_op = -1;
+        finished[w].store(token, std::memory_order_release);
         CK(cudaDeviceSynchronize());
         thread_end[w] = steady_ns();
         g_progress[w] = -2;
@@ -1002,9 +1162,11 @@ void Executor::exec_op(uint32_t i, int w) {
         if (T && !std::isnan(cur->ops[launch_op].host_end)) T->host_start = T->host_end = cur->ops[launch_op].host_end;
         return;
     }
-    if (Program::is_allocation(o.kind)) {
+    if (Program::is_allocation(o.kind) || o.kind == OpKind::QueuePut || o.kind == OpKind::QueueGet || o.kind == OpKind::HostWait ||
+        o.kind == OpKind::Join || o.kind == OpKind::Barrier) {
         int64_t a = 0, b = 0;
-        exec_alloc(o, i, a, b);
+        if (Program::is_allocation(o.kind)) exec_alloc(o, i, a, b);
+        else exec_handoff(o, a, b);
         if (T) {
             T->host_start = double(a - t0);
             T->host_end = double(b - t0);
@@ -1036,6 +1198,69 @@ void Executor::exec_op(uint32_t i, int w) {
     }
 }
 
+// Host queues, flags, joins and the barrier between steady-state iterations: the host phase is
+// the whole call, waiting included.
+void Executor::exec_handoff(const Op& o, int64_t& a, int64_t& b) {
+    a = steady_ns();
+    switch (o.kind) {
+        case OpKind::QueuePut: queues_rt[o.queue].put(); break;
+        case OpKind::QueueGet: queues_rt[o.queue].get(); break;
+        case OpKind::HostWait: flags_rt[o.flag].wait(); break;
+        case OpKind::Join: {
+            const int t = o.target;
+            if (PL.late[t]) {
+                // Created by an op of this run (perhaps not yet): then std::thread::join.
+                while (spawned[t].load(std::memory_order_acquire) != token) std::this_thread::yield();
+                late[t].join();
+                joined[t] = 1;
+            } else {
+                // A thread of time zero (a runner worker): until it has run its ops.
+                while (finished[t].load(std::memory_order_acquire) != token) std::this_thread::yield();
+            }
+            break;
+        }
+        case OpKind::Barrier:
+            CK(cudaDeviceSynchronize());
+            arrive_barrier();
+            break;
+        default: break;
+    }
+    b = steady_ns();
+}
+
+// Every program thread meets here; the last to arrive releases them all (a spinning barrier, as
+// the start of a run is). The release of the last one begins the measured iteration.
+void Executor::arrive_barrier() {
+    const uint32_t g = bar_gen.load(std::memory_order_acquire);
+    if (bar_arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == uint32_t(P.threads.size())) {
+        bar_arrived.store(0, std::memory_order_relaxed);
+        const int64_t release = steady_ns();
+        if (++bar_passed == P.warmup) measured_from = release;
+        bar_gen.store(g + 1, std::memory_order_release);
+        return;
+    }
+    while (bar_gen.load(std::memory_order_acquire) == g) cpu_relax();
+}
+
+// A thread created by an op (start_after), right after that op's host call returned.
+void Executor::spawn(int t) {
+    late[t] = std::thread(&Executor::late_thread, this, t);
+    spawned[t].store(token, std::memory_order_release);
+}
+
+void Executor::late_thread(int w) {
+    tl_thread = g_progress_names[w].c_str();
+    run_thread(w);
+    tl_op = -1;
+    thread_end[w] = steady_ns();
+    finished[w].store(token, std::memory_order_release);
+    g_progress[w] = -2;
+    if (done_count.fetch_add(1) + 1 == PL.issuers) {
+        std::lock_guard<std::mutex> lock(mu);
+        cv_done.notify_all();
+    }
+}
+
 void Executor::run_thread(int w) {
     const bool tasks = P.tasks_form;
     for (uint32_t i : PL.issuer_ops[w]) {
@@ -1053,6 +1278,7 @@ void Executor::run_thread(int w) {
             }
         }
         exec_op(i, w);
+        for (int t : PL.started_by[i]) spawn(t);
         if (tasks) {
             host_done[i].store(token, std::memory_order_release);
             int slot = PL.host_flag_slot[i];
@@ -1126,22 +1352,38 @@ RunResult Executor::run_once(bool instrumented) {
     if (instr && timing == Timing::Cupti) off_before = cupti::clock_offset(&win);
     ready = 0;
     done_count = 0;
+    bar_arrived = 0;
+    bar_passed = 0;
+    measured_from = 0;
     {
         std::lock_guard<std::mutex> lock(mu);
         ++gen;
     }
     cv_start.notify_all();
-    while (ready.load() != PL.issuers) cpu_relax();
+    for (int w = 0; w < PL.issuers; ++w)
+        if (PL.late[w]) g_progress[w] = -1;
+    while (ready.load() != PL.persistent) cpu_relax();
     t0 = steady_ns();
     go.store(gen, std::memory_order_release);
     {
         std::unique_lock<std::mutex> lock(mu);
         cv_done.wait(lock, [&] { return done_count.load() == PL.issuers; });
     }
+    // Threads created by ops that no join op joined.
+    for (int w = 0; w < PL.issuers; ++w) {
+        if (PL.late[w] && !joined[w] && late[w].joinable()) late[w].join();
+        joined[w] = 0;
+    }
     CK(cudaDeviceSynchronize());
     int64_t last = t0;
     for (int64_t e : thread_end) last = std::max(last, e);
-    r.end_to_end_sync_ns = double(last - t0);
+    if (P.warmup) {
+        if (bar_passed != P.warmup)
+            runtime_fail(("the run passed " + std::to_string(bar_passed) + " barriers, the program has warmup " + std::to_string(P.warmup)).c_str(),
+                         __FILE__, __LINE__);
+        r.measured_from_ns = double(measured_from - t0);
+    }
+    r.end_to_end_sync_ns = double(last - t0) - r.measured_from_ns;
     if (instr) {
         int saved = g_phase.load();
         g_phase = int(Phase::Collect);
@@ -1180,7 +1422,23 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
             if (timing != Timing::Cupti) continue;
             ++expected;
             auto it = spans.find(ext_id(uint32_t(PL.launch_of[i])));
-            int rank = node_rank[PL.graph_of_node(P, i)][PL.node_of[i]];
+            const int g = PL.graph_of_node(P, i);
+            if (!P.graphs[g].chain()) {
+                // Nodes with dependencies: the record whose node id is this node's.
+                const uint64_t id = dag_ids[g][PL.node_of[i]];
+                size_t found = SIZE_MAX;
+                if (it != spans.end() && id)
+                    for (size_t k = 0; k < it->second.nodes.size() && found == SIZE_MAX; ++k)
+                        if (it->second.nodes[k] == id) found = k;
+                if (found == SIZE_MAX) {
+                    ++missing;
+                    continue;
+                }
+                T.gpu_start = double(int64_t(it->second.parts[found].first) - cupti_offset - t0);
+                T.gpu_end = double(int64_t(it->second.parts[found].second) - cupti_offset - t0);
+                continue;
+            }
+            int rank = node_rank[g][PL.node_of[i]];
             if (it == spans.end() || rank < 0) {
                 ++missing;
                 continue;
@@ -1230,6 +1488,7 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
         if (!std::isnan(T.host_end)) r.end_to_end_ns = std::max(r.end_to_end_ns, T.host_end);
         if (!std::isnan(T.gpu_end)) r.end_to_end_ns = std::max(r.end_to_end_ns, T.gpu_end);
     }
+    r.end_to_end_ns -= r.measured_from_ns;  // steady state: the window of the measured iteration
     probe_expected = expected;
     probe_missing = missing;
 }
@@ -1254,6 +1513,8 @@ void Executor::reset() {
         cur_exec[g].store(nullptr);
         launch_count[g].store(0);
     }
+    for (size_t q = 0; q < P.queues.size(); ++q) queues_rt[q].items = 0;  // what a run left in its queues
+    for (size_t f = 0; f < P.flags.size(); ++f) flags_rt[f].sets = 0;
     for (auto& st : op_stamps)
         if (st) st->n.store(0);
     for (auto& v : node_stamps)

@@ -87,29 +87,26 @@ Plan make_plan(const Program& p, const std::string& file, const std::string& sce
             }
             k += nodes;
         }
-    // What the engine simulates but the runner does not execute yet: host queues, flags, joins,
-    // threads started by an op, graph nodes with dependencies, steady-state iterations.
-    auto host_sync = [](const Op& op) {
-        return op.kind == OpKind::QueuePut || op.kind == OpKind::QueueGet || op.kind == OpKind::HostWait || op.kind == OpKind::Join ||
-               (op.kind == OpKind::HostFunc && op.flag >= 0);
-    };
-    for (uint32_t i = 0; i < n; ++i) {
-        if (host_sync(p.ops[i]))
-            fail(file, op_where(p, i) + ": host queues, flags and joins are not executed by the runner yet");
-        if (p.ops[i].kind == OpKind::Barrier)
-            fail(file, op_where(p, i) + ": steady-state iterations (barrier ops) are not executed by the runner yet");
-    }
-    if (p.warmup) fail(file, "steady-state warm-up iterations (" + std::to_string(p.warmup) + ") are not executed by the runner yet");
-    for (size_t t = 0; t < p.threads.size(); ++t)
-        if (p.threads[t].start_after >= 0)
-            fail(file, "threads[" + std::to_string(t) + "] '" + p.threads[t].name + "': a thread started by an op is not executed by the runner yet");
-    for (size_t g = 0; g < p.graphs.size(); ++g) {
-        if (!p.graphs[g].chain())
-            fail(file, "graphs[" + std::to_string(g) + "] '" + p.graphs[g].name +
-                           "': graph nodes with dependencies are not executed by the runner yet (a graph runs as a chain)");
-        for (size_t k = 0; k < p.graphs[g].nodes.size(); ++k)
-            if (host_sync(p.graphs[g].nodes[k]))
-                fail(file, "graphs[" + std::to_string(g) + "].nodes[" + std::to_string(k) + "]: a host_func that sets a flag is not executed by the runner yet");
+    // Threads created by an op (start_after): std::thread when that op's host call returns.
+    plan.started_by.assign(n, {});
+    plan.late.assign(plan.issuers, 0);
+    for (int t = 0; t < nthreads; ++t)
+        if (p.threads[t].start_after >= 0) {
+            plan.started_by[p.threads[t].start_after].push_back(t);
+            plan.late[t] = 1;
+        }
+    plan.persistent = plan.issuers;
+    for (char c : plan.late) plan.persistent -= c;
+    for (const Op& op : p.ops)
+        if (op.kind == OpKind::Join && !plan.late[op.target]) plan.joins_workers = true;
+    // Steady state: every host thread meets at every barrier, so each has exactly `warmup` of them.
+    for (int t = 0; t < nthreads; ++t) {
+        uint32_t barriers = 0;
+        for (uint32_t i : p.threads[t].ops) barriers += p.ops[i].kind == OpKind::Barrier;
+        if (barriers != p.warmup)
+            fail(file, "threads[" + std::to_string(t) + "] '" + p.threads[t].name + "' has " + std::to_string(barriers) +
+                           " barrier op" + (barriers == 1 ? "" : "s") + ", but the program has warmup " + std::to_string(p.warmup) +
+                           ": every host thread meets at each of the warmup barriers between iterations");
     }
     for (size_t g = 0; g < p.graphs.size(); ++g)
         for (size_t k = 0; k < p.graphs[g].nodes.size(); ++k) {
@@ -427,11 +424,22 @@ std::string describe(const Program& p, const Plan& plan, uint32_t i, double peak
         case OpKind::MallocAsync: d << "cudaMallocAsync " << human_bytes(op.bytes) << " (scratch of '" << p.buffers[op.buffer].name << "')"; break;
         case OpKind::FreeAsync: d << "cudaFreeAsync of the latest malloc_async of '" << p.buffers[op.buffer].name << "'"; break;
         case OpKind::QueuePut:
-        case OpKind::QueueGet:
-        case OpKind::HostWait:
-        case OpKind::Join:
-        case OpKind::Barrier: d << "(not executed by the runner; make_plan refuses it)"; break;
+            d << "put into host queue '" << p.queues[op.queue].name << "' (capacity " << p.queues[op.queue].capacity
+              << "; mutex + condition variable, waits while full)";
+            break;
+        case OpKind::QueueGet: d << "get from host queue '" << p.queues[op.queue].name << "' (waits while empty)"; break;
+        case OpKind::HostWait: d << "wait for flag '" << p.flags[op.flag].name << "' (a counted set by a host_func callback)"; break;
+        case OpKind::Join: {
+            const HostThread& t = p.threads[op.target];
+            d << "join thread " << op.target << " '" << t.name << "'"
+              << (t.start_after >= 0 ? " (std::thread::join)" : " (waits until that worker has run its ops)");
+            break;
+        }
+        case OpKind::Barrier: d << "cudaDeviceSynchronize, then every host thread meets (end of a warm-up iteration)"; break;
     }
+    if (op.kind == OpKind::HostFunc && op.flag >= 0) d << "; sets flag '" << p.flags[op.flag].name << "'";
+    if (op.warmup) d << " [warm-up]";
+    for (int t : plan.started_by[i]) d << "; then creates thread " << t << " '" << p.threads[t].name << "' (std::thread)";
     if (op.graph_node) d << " [node " << plan.node_of[i] << " of the launch by op " << plan.launch_of[i] << "; not issued by the host]";
     if (op.stream >= 0) d << " on stream " << stream_desc(p, op.stream);
     if (p.uses_count(op)) {
@@ -511,10 +519,26 @@ void print_plan(const Program& p, const Plan& plan, FILE* out, bool verbose, dou
         std::fprintf(out, "\n");
     }
     for (const Graph& g : p.graphs) {
-        std::fprintf(out, "graph '%s': %zu nodes, captured from a capture stream at setup:", g.name.c_str(), g.nodes.size());
-        for (const Op& nd : g.nodes) std::fprintf(out, " %s", to_string(nd.kind));
+        if (g.chain()) {
+            std::fprintf(out, "graph '%s': %zu nodes, captured from a capture stream at setup:", g.name.c_str(), g.nodes.size());
+            for (const Op& nd : g.nodes) std::fprintf(out, " %s", to_string(nd.kind));
+        } else {
+            std::fprintf(out, "graph '%s': %zu nodes, built at setup with explicit dependencies (cudaGraphAdd*Node):", g.name.c_str(),
+                         g.nodes.size());
+            for (size_t k = 0; k < g.nodes.size(); ++k) {
+                std::fprintf(out, " %zu:%s", k, to_string(g.nodes[k].kind));
+                for (uint32_t a = g.after_index[k]; a < g.after_index[k + 1]; ++a) std::fprintf(out, "%s%u", a == g.after_index[k] ? "<" : ",", g.after[a]);
+            }
+        }
         std::fprintf(out, "\n");
     }
+    for (const auto& q : p.queues)
+        std::fprintf(out, "host queue '%s': capacity %u (std::mutex + std::condition_variable, emptied before each run)\n", q.name.c_str(), q.capacity);
+    for (const auto& f : p.flags)
+        std::fprintf(out, "flag '%s': a counter that host_func callbacks raise and host_wait ops take (mutex + condition variable)\n", f.name.c_str());
+    if (p.warmup)
+        std::fprintf(out, "steady state: %u warm-up iteration%s in the program; the measured window starts at the release of the last barrier\n",
+                     p.warmup, p.warmup == 1 ? "" : "s");
     std::fprintf(out, "\noptions: sync %s, cold_start %s, max_connections %u%s\n", p.blocking_sync ? "blocking (cudaDeviceScheduleBlockingSync)" : "spin",
                  p.cold_start ? "yes (one fresh process per measured run, no warm-up)" : "no", p.max_connections,
                  p.max_connections ? " (CUDA_DEVICE_MAX_CONNECTIONS)" : " (unset)");
@@ -528,6 +552,8 @@ void print_plan(const Program& p, const Plan& plan, FILE* out, bool verbose, dou
     for (int t = 0; t < plan.issuers; ++t) {
         const auto& ops = plan.issuer_ops[t];
         std::string who = t == plan.issuer_thread ? std::string("GPU-task issuer (issue order)") : "thread " + std::to_string(t) + " '" + p.threads[t].name + "'";
+        if (t != plan.issuer_thread && p.threads[t].start_after >= 0)
+            who += ", created by op " + std::to_string(p.threads[t].start_after) + " '" + p.op_name(uint32_t(p.threads[t].start_after)) + "'";
         std::fprintf(out, "\n%s: %zu ops\n", who.c_str(), ops.size());
         for (size_t k = 0; k < ops.size() && k < limit; ++k) {
             const uint32_t i = ops[k];

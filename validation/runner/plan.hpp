@@ -79,6 +79,12 @@ struct Plan {
     int host_flags = 0;
     uint32_t max_smem = 0;
     size_t gpu_ops = 0, timed_gpu_ops = 0;
+    // Host hand-offs (issue 11). Threads with start_after are created (std::thread) when that op's
+    // host call returns; the others are the runner's persistent workers, started at time zero.
+    std::vector<std::vector<int>> started_by;  // per op: the program threads it creates
+    std::vector<char> late;                    // per issuer: created by an op
+    int persistent = 0;                        // issuers started at time zero
+    bool joins_workers = false;                // a join op targets a thread started at time zero
 
     // The graph a graph_node op belongs to (its launch's).
     int graph_of_node(const Program& p, uint32_t op) const { return p.ops[launch_of[op]].graph; }

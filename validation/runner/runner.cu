@@ -207,7 +207,13 @@ ojson measured_json(const runner::Program& p, const runner::Plan& plan, const ru
         "`uses`: the host reads one byte per page before its busy loop",
         "end_to_end_sync_runs_ns and uninstrumented_end_to_end_ns include each thread's final cudaDeviceSynchronize"});
 
+    if (p.warmup)
+        md["steady_state"] = "the program runs its body " + std::to_string(p.warmup + 1) +
+                             " times with a barrier (cudaDeviceSynchronize, then every host thread meets) between; ops of warm-up "
+                             "iterations carry \"warmup\": true; measured_from_ns is the release of the last barrier, and every "
+                             "end-to-end time (end_to_end_ns, *_runs_ns, uninstrumented) is the window from it";
     j["metadata"] = md;
+    if (p.warmup) j["measured_from_ns"] = ns_json(r.measured_from_ns);
     j["end_to_end_ns"] = ns_json(r.end_to_end_ns);
     ojson runs = ojson::array(), sync_runs = ojson::array(), un = ojson::array();
     for (const auto& t : m.timed) {
@@ -229,6 +235,7 @@ ojson measured_json(const runner::Program& p, const runner::Plan& plan, const ru
         e["kind"] = runner::to_string(op.kind);
         e["thread"] = op.thread;
         if (op.stream >= 0) e["stream"] = op.stream;
+        if (op.warmup) e["warmup"] = true;
         if (!std::isnan(t.host_start) && !std::isnan(t.host_end)) {
             e["host_start_ns"] = ns_json(t.host_start);
             e["host_end_ns"] = ns_json(t.host_end);

@@ -379,6 +379,43 @@ cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g) {
     st->capture = nullptr;
     return cudaSuccess;
 }
+// Graphs built node by node: the runner adds each node after its dependencies, so the order of
+// the calls is a valid order to run them in.
+cudaError_t CUDARTAPI cudaGraphCreate(cudaGraph_t* g, unsigned int) {
+    *g = reinterpret_cast<cudaGraph_t>(new Graph);
+    return cudaSuccess;
+}
+static Graph* add_node(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps) {
+    Graph* G = reinterpret_cast<Graph*>(g);
+    for (size_t k = 0; k < ndeps; ++k)  // every dependency is a node added before
+        if (reinterpret_cast<uintptr_t>(deps[k]) == 0 || reinterpret_cast<uintptr_t>(deps[k]) > G->nodes.size()) std::abort();
+    *node = reinterpret_cast<cudaGraphNode_t>(uintptr_t(G->nodes.size() + 1));  // 1-based position
+    return G;
+}
+cudaError_t CUDARTAPI cudaGraphAddMemcpyNode1D(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps, void* d,
+                                               const void* s, size_t n, enum cudaMemcpyKind) {
+    add_node(node, g, deps, ndeps)->nodes.push_back([=] { copy_range(d, s, n); });
+    return cudaSuccess;
+}
+cudaError_t CUDARTAPI cudaGraphAddMemsetNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                             const struct cudaMemsetParams* m) {
+    void* p = m->dst;
+    const int v = int(m->value);
+    const size_t n = m->width * m->elementSize * m->height;
+    add_node(node, g, deps, ndeps)->nodes.push_back([=] { write_range(p, v, n); });
+    return cudaSuccess;
+}
+cudaError_t CUDARTAPI cudaGraphAddHostNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                           const struct cudaHostNodeParams* h) {
+    cudaHostFn_t fn = h->fn;
+    void* data = h->userData;
+    add_node(node, g, deps, ndeps)->nodes.push_back([fn, data] { fn(data); });
+    return cudaSuccess;
+}
+cudaError_t CUDARTAPI cudaGraphAddEmptyNode(cudaGraphNode_t* node, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps) {
+    add_node(node, g, deps, ndeps)->nodes.push_back([] {});
+    return cudaSuccess;
+}
 cudaError_t CUDARTAPI cudaGraphInstantiate(cudaGraphExec_t* x, cudaGraph_t g, unsigned long long) {
     *x = reinterpret_cast<cudaGraphExec_t>(new Graph(*reinterpret_cast<Graph*>(g)));
     return cudaSuccess;
@@ -405,6 +442,17 @@ cudaError_t launch_op_kernel(unsigned grid, unsigned, size_t, cudaStream_t s, co
         for (int u = 0; u < a.nuses && a.touch_blocks && grid; ++u)
             for (unsigned long long off = 0; off < a.uses[u].bytes; off += kPage) acc += a.uses[u].ptr[off];
         acc += touch_range(a.src, size_t(a.n16) * 16);
+        if (a.sink && acc == 0x12345) *a.sink = acc;
+        run_for(a.spin_ns);
+    });
+    return cudaSuccess;
+}
+
+cudaError_t add_op_kernel_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t ndeps, unsigned grid,
+                               unsigned, size_t, const KernelArgs& a) {
+    add_node(node, graph, deps, ndeps)->nodes.push_back([grid, a] {
+        unsigned acc = touch_range(a.src, size_t(a.n16) * 16);
+        (void)grid;
         if (a.sink && acc == 0x12345) *a.sink = acc;
         run_for(a.spin_ns);
     });
