@@ -205,6 +205,10 @@ struct Site {
     uint32_t uses_begin = 0;
     KernelShape shape;        // kernels
     double flops = 0;         // roofline kernel (0 = use `duration`)
+    // A pitched copy (cudaMemcpy2DAsync): `rows` rows of Op::bytes / rows bytes each, read every
+    // `spitch` bytes and written every `dpitch` bytes. rows 0: a linear copy.
+    uint32_t rows = 0;
+    uint64_t spitch = 0, dpitch = 0;
     bool operator==(const Site&) const = default;
 };
 

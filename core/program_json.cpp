@@ -49,6 +49,11 @@ void op_fields(const Program& p, const Op& o, json& j) {
         j["memory"] = to_string(o.host_mem);
     }
     if (f & kFieldTo) j["to"] = o.to_device ? "device" : "host";
+    if ((f & kFieldCopy) && s.rows) {  // a pitched copy: rows of bytes / height each
+        j["height"] = s.rows;
+        j["spitch"] = s.spitch;
+        j["dpitch"] = s.dpitch;
+    }
     if ((f & kFieldUses) && s.uses_count) j["uses"] = std::vector<uint32_t>(p.uses_begin(o), p.uses_begin(o) + s.uses_count);
 }
 
@@ -193,6 +198,7 @@ const std::vector<std::string>& keys_of(OpKind k, bool node) {
                 if (f & kFieldBytes) v.push_back("bytes");
                 if (f & kFieldSync) v.push_back("sync");
                 if (f & kFieldCopy) v.insert(v.end(), {"direction", "memory"});
+                if ((f & kFieldCopy) && !nd) v.insert(v.end(), {"height", "spitch", "dpitch"});
                 if (f & kFieldTo) v.push_back("to");
                 if (f & kFieldUses) v.push_back("uses");
                 std::vector<std::string> unique;
@@ -229,12 +235,15 @@ struct At {
 struct SiteTable {
     Program& p;
     std::map<std::string, uint32_t> names;
-    std::map<std::tuple<uint32_t, uint8_t, uint32_t, uint32_t, uint32_t, uint32_t, double, std::vector<uint32_t>>, uint32_t> sites;
+    std::map<std::tuple<uint32_t, uint8_t, uint32_t, uint32_t, uint32_t, uint32_t, double, std::vector<uint32_t>, uint32_t, uint64_t, uint64_t>,
+             uint32_t>
+        sites;
 
-    uint32_t intern(const std::string& label, uint8_t depth, const KernelShape& k, double flops, const std::vector<uint32_t>& uses) {
+    uint32_t intern(const std::string& label, uint8_t depth, const KernelShape& k, double flops, const std::vector<uint32_t>& uses,
+                    uint32_t rows = 0, uint64_t spitch = 0, uint64_t dpitch = 0) {
         auto [n, added] = names.try_emplace(label, static_cast<uint32_t>(p.names.size()));
         if (added) p.names.push_back(label);
-        auto key = std::make_tuple(n->second, depth, k.grid, k.block, k.regs_per_thread, k.smem_per_block, flops, uses);
+        auto key = std::make_tuple(n->second, depth, k.grid, k.block, k.regs_per_thread, k.smem_per_block, flops, uses, rows, spitch, dpitch);
         auto [s, fresh] = sites.try_emplace(key, static_cast<uint32_t>(p.sites.size()));
         if (fresh) {
             Site st;
@@ -242,6 +251,9 @@ struct SiteTable {
             st.depth = depth;
             st.shape = k;
             st.flops = flops;
+            st.rows = rows;
+            st.spitch = spitch;
+            st.dpitch = dpitch;
             st.uses_begin = static_cast<uint32_t>(p.uses.size());
             st.uses_count = static_cast<uint16_t>(uses.size());
             p.uses.insert(p.uses.end(), uses.begin(), uses.end());
@@ -255,6 +267,8 @@ struct SiteTable {
 struct SiteFields {
     KernelShape shape;
     double flops = 0;
+    uint32_t rows = 0;  // a pitched copy
+    uint64_t spitch = 0, dpitch = 0;
     std::vector<uint32_t> uses;
 };
 
@@ -601,6 +615,23 @@ void Reader::read_fields(const json& o, const At& at, Op& op, SiteFields& sf, bo
         if (f & kFieldDuration) op.duration = Time::ps(integer(need(o, "duration_ps", at), at.key("duration_ps"), 0, INT64_MAX));
         if (f & kFieldBytes) op.bytes = count(need(o, "bytes", at), at.key("bytes"));
     }
+    if ((f & kFieldCopy) && !node) {
+        // A pitched copy (cudaMemcpy2DAsync): "height" rows of bytes / height, and both pitches.
+        const json *h = find(o, "height"), *sp = find(o, "spitch"), *dp = find(o, "dpitch");
+        if (!h && (sp || dp)) fail(at.key(sp ? "spitch" : "dpitch"), "is a pitch, but the copy has no \"height\" (a pitched copy has all three)");
+        if (h) {
+            sf.rows = static_cast<uint32_t>(integer(*h, at.key("height"), 1, UINT32_MAX));
+            sf.spitch = count(need(o, "spitch", at), at.key("spitch"));
+            sf.dpitch = count(need(o, "dpitch", at), at.key("dpitch"));
+            if (op.bytes % sf.rows)
+                fail(at.key("bytes"), "is " + std::to_string(op.bytes) + ", not a whole number of rows: \"height\" is " + std::to_string(sf.rows));
+            const uint64_t width = op.bytes / sf.rows;
+            for (const auto& [key, pitch] : {std::pair<const char*, uint64_t>{"spitch", sf.spitch}, {"dpitch", sf.dpitch}})
+                if (pitch < width)
+                    fail(at.key(key), "is " + std::to_string(pitch) + ", narrower than a row of " + std::to_string(width) +
+                                          " bytes (bytes / height); a pitch is at least the width");
+        }
+    }
     if (f & kFieldTo) {
         const std::string to = text(need(o, "to", at), at.key("to"));
         if (to != "device" && to != "host") fail(at.key("to"), "must be \"device\" or \"host\", got \"" + to + "\"");
@@ -631,6 +662,14 @@ void Reader::read_fields(const json& o, const At& at, Op& op, SiteFields& sf, bo
             if ((op.kind == OpKind::Memcpy || op.kind == OpKind::Prefetch) && op.bytes > buf.bytes)
                 fail(at.key("bytes"), "is " + std::to_string(op.bytes) + ", more than the " + std::to_string(buf.bytes) + " bytes of buffer '" +
                                           buf.name + "'");
+            if (op.kind == OpKind::Memcpy && sf.rows) {  // the host side's extent: pitch x (rows - 1) + width
+                const uint64_t pitch = op.dir == CopyDir::H2D ? sf.spitch : sf.dpitch;
+                const uint64_t extent = pitch * (sf.rows - 1) + op.bytes / sf.rows;
+                if (extent > buf.bytes)
+                    fail(at.key(op.dir == CopyDir::H2D ? "spitch" : "dpitch"),
+                         "makes the copy span " + std::to_string(extent) + " bytes of buffer '" + buf.name + "', which has " +
+                             std::to_string(buf.bytes));
+            }
         }
     }
     if (f & kFieldUses)
@@ -710,7 +749,7 @@ void Reader::read_op(const json& o, size_t i) {
         op.iter_begin = static_cast<uint32_t>(p_.iter_indices.size());
         p_.iter_indices.insert(p_.iter_indices.end(), loop.begin(), loop.end());
     }
-    op.site = sites_.intern(label, static_cast<uint8_t>(depth), sf.shape, sf.flops, sf.uses);
+    op.site = sites_.intern(label, static_cast<uint8_t>(depth), sf.shape, sf.flops, sf.uses, sf.rows, sf.spitch, sf.dpitch);
     p_.ops.push_back(op);
 }
 

@@ -219,6 +219,7 @@ void bench_thread_launch_sync(Ctx&, json&);
 void bench_queues_streams(Ctx&, json&);
 void bench_priority_hbm(Ctx&, json&);
 void bench_pipeline_chunks(Ctx&, json&);
+void bench_memcpy2d(Ctx&, json&);
 
 // Size lists.
 std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi

@@ -1096,7 +1096,11 @@ void Executor::issue(uint32_t i, cudaStream_t s, const CopyArgs& c) {
             break;
         }
         case OpKind::Memcpy:
-            if (!o.sync) CK(cudaMemcpyAsync(c.dst, c.src, o.bytes, c.kind, s));
+            if (const hetsim::Site& st = P.site(o); st.rows) {  // pitched: cudaMemcpy2D(Async)
+                const size_t width = o.bytes / st.rows;
+                if (!o.sync) CK(cudaMemcpy2DAsync(c.dst, st.dpitch, c.src, st.spitch, width, st.rows, c.kind, s));
+                else CK(cudaMemcpy2D(c.dst, st.dpitch, c.src, st.spitch, width, st.rows, c.kind));
+            } else if (!o.sync) CK(cudaMemcpyAsync(c.dst, c.src, o.bytes, c.kind, s));
             else if (per_thread(o.stream)) CK(cudaMemcpy_ptds(c.dst, c.src, o.bytes, c.kind));
             else CK(cudaMemcpy(c.dst, c.src, o.bytes, c.kind));
             break;

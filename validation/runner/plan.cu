@@ -213,15 +213,20 @@ Plan make_plan(const Program& p, const std::string& file, const std::string& sce
     // Program ops (issued by their thread), then graph nodes (captured once, with the graph scratch).
     auto scratch_of = [&](const Op& op, Scratch& s, const std::function<std::string()>& where) {
         if (op.kind == OpKind::Memcpy) {
+            // A pitched copy spans pitch x (rows - 1) + width bytes of each side.
+            const hetsim::Site& st = p.site(op);
+            const uint64_t src = st.rows ? st.spitch * (st.rows - 1) + op.bytes / st.rows : op.bytes;
+            const uint64_t dst = st.rows ? st.dpitch * (st.rows - 1) + op.bytes / st.rows : op.bytes;
+            const uint64_t host = op.dir == CopyDir::H2D ? src : dst;
             if (op.dir == CopyDir::D2D) {
-                s.dev_src = std::max(s.dev_src, op.bytes);
-                s.dev_dst = std::max(s.dev_dst, op.bytes);
+                s.dev_src = std::max(s.dev_src, src);
+                s.dev_dst = std::max(s.dev_dst, dst);
             } else {
                 uint64_t& dev = op.dir == CopyDir::H2D ? s.dev_dst : s.dev_src;
-                dev = std::max(dev, op.bytes);
-                if (op.host_mem == MemKind::Pinned) s.pinned = std::max(s.pinned, op.bytes);
-                else if (op.host_mem == MemKind::Pageable) s.pageable = std::max(s.pageable, op.bytes);
-                else if (op.host_mem == MemKind::Managed && op.buffer < 0) s.managed = std::max(s.managed, op.bytes);
+                dev = std::max(dev, op.dir == CopyDir::H2D ? dst : src);
+                if (op.host_mem == MemKind::Pinned) s.pinned = std::max(s.pinned, host);
+                else if (op.host_mem == MemKind::Pageable) s.pageable = std::max(s.pageable, host);
+                else if (op.host_mem == MemKind::Managed && op.buffer < 0) s.managed = std::max(s.managed, host);
             }
         } else if (op.kind == OpKind::Memset) {
             s.dev_dst = std::max(s.dev_dst, op.bytes);
@@ -397,8 +402,14 @@ std::string describe(const Program& p, const Plan& plan, uint32_t i, double peak
         }
         case OpKind::Memcpy: {
             const char* kind = op.dir == CopyDir::D2D ? "device->device" : op.dir == CopyDir::H2D ? "host->device" : "device->host";
-            d << (op.sync ? "cudaMemcpy " : "cudaMemcpyAsync ") << to_string(op.dir) << " " << op.bytes << " B, " << kind
-              << ", host side " << to_string(op.host_mem);
+            const hetsim::Site& st = p.site(op);
+            if (st.rows)
+                d << (op.sync ? "cudaMemcpy2D " : "cudaMemcpy2DAsync ") << to_string(op.dir) << " " << st.rows << " rows x "
+                  << op.bytes / st.rows << " B (spitch " << st.spitch << ", dpitch " << st.dpitch << "), " << kind << ", host side "
+                  << to_string(op.host_mem);
+            else
+                d << (op.sync ? "cudaMemcpy " : "cudaMemcpyAsync ") << to_string(op.dir) << " " << op.bytes << " B, " << kind
+                  << ", host side " << to_string(op.host_mem);
             if (op.host_mem == MemKind::Managed) d << (op.buffer >= 0 ? " buffer '" + p.buffers[op.buffer].name + "'" : std::string(" scratch"));
             break;
         }

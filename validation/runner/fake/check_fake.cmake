@@ -11,10 +11,12 @@ foreach(v HETSIM RUNNER SRC OUT)
 endforeach()
 file(MAKE_DIRECTORY ${OUT})
 # Every op kind and option; the tasks form (host flags waited for by cuStreamWaitValue32); host
-# callbacks; per-thread default streams; a cold start (one child process per run).
+# callbacks; per-thread default streams; a cold start (one child process per run); pitched copies
+# (cudaMemcpy2DAsync, pageable and pinned).
 set(scenarios validation/runner/plans/every_op_kind.yaml scenarios/examples/tasks_pipeline.yaml
     scenarios/examples/host_callbacks.yaml scenarios/validation/24_four_threads_per_thread_stream.yaml
-    scenarios/examples/cold_start.yaml)
+    scenarios/examples/cold_start.yaml scenarios/validation/93_pitched_d2h_pageable_narrow.yaml
+    scenarios/validation/94_pitched_rows_sweep_pinned.yaml)
 set(failures "")
 foreach(scenario IN LISTS scenarios)
   get_filename_component(name ${scenario} NAME_WE)

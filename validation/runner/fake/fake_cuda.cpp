@@ -269,6 +269,21 @@ cudaError_t CUDARTAPI cudaMemcpy_ptds(void* d, const void* s, size_t n, enum cud
     to_stream(cudaStreamPerThread)->drain();
     return cudaSuccess;
 }
+// Pitched copies: each row in turn (the first and last rows' ends are touched).
+cudaError_t CUDARTAPI cudaMemcpy2DAsync(void* d, size_t dpitch, const void* s, size_t spitch, size_t width, size_t height,
+                                        enum cudaMemcpyKind, cudaStream_t st) {
+    if (width > dpitch || width > spitch) return cudaErrorInvalidPitchValue;
+    to_stream(st)->push([=] {
+        for (size_t r = 0; r < height; r += std::max<size_t>(1, height - 1))
+            copy_range(static_cast<char*>(d) + r * dpitch, static_cast<const char*>(s) + r * spitch, width);
+    });
+    return cudaSuccess;
+}
+cudaError_t CUDARTAPI cudaMemcpy2D(void* d, size_t dpitch, const void* s, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind k) {
+    cudaError_t e = cudaMemcpy2DAsync(d, dpitch, s, spitch, width, height, k, cudaStreamLegacy);
+    legacy_stream()->drain();
+    return e;
+}
 cudaError_t CUDARTAPI cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t st) {
     to_stream(st)->push([=] { write_range(p, v, n); });
     return cudaSuccess;
