@@ -26,6 +26,7 @@ const std::vector<OpSpelling>& op_spellings() {
         {"kernel", OpKind::Kernel, false, "stream duration flops bytes grid block registers shared_memory uses", kAll | kInGraphs},
         {"memcpy", OpKind::Memcpy, true, "src dst bytes direction memory", kAll},
         {"memcpy_async", OpKind::Memcpy, false, "src dst bytes direction memory stream", kAll | kInGraphs},
+        {"memcpy2d_async", OpKind::Memcpy, false, "src dst width height spitch dpitch direction memory stream", kAll},
         {"memset", OpKind::Memset, true, "dst bytes direction memory", kAll},
         {"memset_async", OpKind::Memset, false, "dst bytes direction memory stream", kAll | kInGraphs},
         {"event_record", OpKind::EventRecord, false, "stream", kInThreads},

@@ -77,6 +77,7 @@ enum OpField : uint16_t {
     kFieldQueue = 1 << 10,    // `queue`
     kFieldFlag = 1 << 11,     // `flag`: the one a callback sets, or the one waited for
     kFieldThread = 1 << 12,   // `target`: the host thread joined
+    kFieldStream = 1 << 13,   // `stream`: the stream it is issued to, or the stream synced on
 };
 
 // One row per OpKind.
@@ -88,28 +89,29 @@ struct OpKindInfo {
 };
 namespace detail {
 // The op table. Keep the rows in OpKind order: op_info indexes it.
-inline constexpr uint16_t kCopyFields = kFieldBytes | kFieldSync | kFieldCopy | kFieldBuffer;
+inline constexpr uint16_t kCopyFields = kFieldBytes | kFieldSync | kFieldCopy | kFieldBuffer | kFieldStream;
+inline constexpr uint16_t kS = kFieldStream;
 inline constexpr OpKindInfo kOpTable[kOpKinds] = {
     {OpKind::HostWork, "host", GpuWork::None, kFieldDuration | kFieldUses},
-    {OpKind::Kernel, "kernel", GpuWork::Kernel, kFieldDuration | kFieldBytes | kFieldShape | kFieldUses},
+    {OpKind::Kernel, "kernel", GpuWork::Kernel, kFieldDuration | kFieldBytes | kFieldShape | kFieldUses | kS},
     {OpKind::Memcpy, "memcpy", GpuWork::Copy, kCopyFields},
-    {OpKind::Memset, "memset", GpuWork::Copy, kFieldBytes | kFieldSync},
-    {OpKind::EventRecord, "event_record", GpuWork::Marker, kFieldEvent},
-    {OpKind::StreamWaitEvent, "stream_wait_event", GpuWork::Marker, kFieldEvent},
+    {OpKind::Memset, "memset", GpuWork::Copy, kFieldBytes | kFieldSync | kS},
+    {OpKind::EventRecord, "event_record", GpuWork::Marker, kFieldEvent | kS},
+    {OpKind::StreamWaitEvent, "stream_wait_event", GpuWork::Marker, kFieldEvent | kS},
     {OpKind::EventSync, "event_sync", GpuWork::None, kFieldEvent},
-    {OpKind::StreamSync, "stream_sync", GpuWork::None, 0},
+    {OpKind::StreamSync, "stream_sync", GpuWork::None, kS},
     {OpKind::DeviceSync, "device_sync", GpuWork::None, 0},
-    {OpKind::Prefetch, "prefetch", GpuWork::Copy, kFieldBytes | kFieldTo | kFieldBuffer},
-    {OpKind::HostFunc, "host_func", GpuWork::Callback, kFieldDuration | kFieldFlag},
+    {OpKind::Prefetch, "prefetch", GpuWork::Copy, kFieldBytes | kFieldTo | kFieldBuffer | kS},
+    {OpKind::HostFunc, "host_func", GpuWork::Callback, kFieldDuration | kFieldFlag | kS},
     {OpKind::GraphInstantiate, "graph_instantiate", GpuWork::None, kFieldGraph},
-    {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph},
+    {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph | kS},
     {OpKind::Malloc, "malloc", GpuWork::None, kFieldBytes | kFieldBuffer},
     {OpKind::Free, "free", GpuWork::None, kFieldBytes | kFieldBuffer},
     {OpKind::MallocHost, "malloc_host", GpuWork::None, kFieldBytes | kFieldBuffer},
     {OpKind::FreeHost, "free_host", GpuWork::None, kFieldBytes | kFieldBuffer},
     {OpKind::HostRegister, "host_register", GpuWork::None, kFieldBytes | kFieldBuffer},
-    {OpKind::MallocAsync, "malloc_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
-    {OpKind::FreeAsync, "free_async", GpuWork::Marker, kFieldBytes | kFieldBuffer},
+    {OpKind::MallocAsync, "malloc_async", GpuWork::Marker, kFieldBytes | kFieldBuffer | kS},
+    {OpKind::FreeAsync, "free_async", GpuWork::Marker, kFieldBytes | kFieldBuffer | kS},
     {OpKind::QueuePut, "put", GpuWork::None, kFieldQueue},
     {OpKind::QueueGet, "get", GpuWork::None, kFieldQueue},
     {OpKind::HostWait, "host_wait", GpuWork::None, kFieldFlag},
@@ -203,6 +205,10 @@ struct Site {
     uint32_t uses_begin = 0;
     KernelShape shape;        // kernels
     double flops = 0;         // roofline kernel (0 = use `duration`)
+    // A pitched copy (cudaMemcpy2DAsync): `rows` rows of Op::bytes / rows bytes each, read every
+    // `spitch` bytes and written every `dpitch` bytes. rows 0: a linear copy.
+    uint32_t rows = 0;
+    uint64_t spitch = 0, dpitch = 0;
     bool operator==(const Site&) const = default;
 };
 
@@ -293,6 +299,8 @@ struct Program {
     static bool is_stream_op(OpKind k) { return has_gpu_phase(k); }
     // Zero-length GPU phases.
     static bool is_marker(OpKind k) { return op_info(k).gpu == GpuWork::Marker; }
+    // The allocation calls (cudaMalloc ... cudaFreeAsync): `bytes` for buffer `buffer`.
+    static bool is_allocation(OpKind k) { return k >= OpKind::Malloc && k <= OpKind::FreeAsync; }
 };
 
 }  // namespace hetsim

@@ -130,7 +130,9 @@ private:
     uint32_t emit(Op op, Site& site, const YAML::Node& where, const std::string& label);
     void fill_op(Op& op, Site& site, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
                  bool task);
-    void fill_copy(Op& op, const YAML::Node& n, bool memset);
+    void fill_copy(Op& op, const YAML::Node& n, bool memset, Site* pitched = nullptr);
+    void fill_pitch(Op& op, Site& site, const YAML::Node& n);
+    const Buffer* pitched_bufs_[2] = {nullptr, nullptr};  // a pitched copy's src and dst buffers, for fill_pitch
     void fill_kernel(Op& op, Site& site, const YAML::Node& n);
     void check_kernel_fits(const KernelShape& k, const YAML::Node& n) const;
     uint32_t intern_name(const std::string& s);

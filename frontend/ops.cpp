@@ -115,6 +115,11 @@ void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::N
         label_from_head();
         op.stream = op.sync ? default_stream() : stream_or_default();
         fill_copy(op, n, memset);
+    } else if (kind == "memcpy2d_async") {  // cudaMemcpy2DAsync: rows of `width` bytes between pitched layouts
+        op.kind = OpKind::Memcpy;
+        label_from_head();
+        op.stream = stream_or_default();
+        fill_copy(op, n, false, &site);
     } else if (kind == "event_record" || kind == "stream_wait_event") {
         op.kind = kind == "event_record" ? OpKind::EventRecord : OpKind::StreamWaitEvent;
         op.event = event_ref(head);
@@ -234,7 +239,7 @@ void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::N
     }
 }
 
-void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
+void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset, Site* pitched) {
     const auto& bufs = sc_.program.buffers;
     auto host_side = [](MemKind k) { return k == MemKind::Pinned || k == MemKind::Pageable; };
     uint64_t limit = UINT64_MAX;
@@ -271,6 +276,7 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
         }
         limit = std::min(sb.bytes, db.bytes);
         limit_buf = sb.bytes < db.bytes ? &sb : &db;
+        if (pitched) limit_buf = nullptr, pitched_bufs_[0] = &sb, pitched_bufs_[1] = &db;
     } else {
         if (!field(n, "direction")) fail_at(n, "a copy needs 'src' and 'dst' buffers, or 'direction' (h2d, d2h, d2d) and 'bytes'");
         std::string dir = need_name(field(n, "direction"), "direction");
@@ -285,6 +291,7 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
         else fail_at(field(n, "memory"), "memory must be pinned, pageable or managed, got '" + mem + "'");
         if (op.dir == CopyDir::D2D) op.host_mem = MemKind::Device;
     }
+    if (pitched) return fill_pitch(op, *pitched, n);
     if (field(n, "bytes")) op.bytes = need_bytes(field(n, "bytes"), "bytes");
     else if (limit != UINT64_MAX) op.bytes = limit;
     else fail_at(n, std::string(memset ? "memset" : "copy") + " needs 'bytes' (a size such as 64MiB)");
@@ -293,6 +300,39 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
                                 limit_buf->name + "' of " + std::to_string(limit_buf->bytes) + " bytes; 'bytes' may be at most " +
                                 std::to_string(limit) + " here");
     copy_limit_ = limit_buf ? limit : UINT64_MAX;  // an op template checks its loop-dependent bytes against it
+}
+
+// A pitched copy: `height` rows of `width` bytes, read every `spitch` and written every `dpitch`
+// bytes (both default to the width); with buffers, each side's extent fits its buffer.
+void Lowerer::fill_pitch(Op& op, Site& site, const YAML::Node& n) {
+    if (!field(n, "width")) fail_at(n, "a pitched copy needs 'width' (the bytes of a row, such as 256B)");
+    if (!field(n, "height")) fail_at(n, "a pitched copy needs 'height' (the number of rows)");
+    const uint64_t width = need_bytes(field(n, "width"), "width");
+    if (width == 0) fail_at(field(n, "width"), "width is 0; a row has at least 1 byte");
+    site.rows = static_cast<uint32_t>(need_int(field(n, "height"), "height", 1, UINT32_MAX));
+    site.spitch = field(n, "spitch") ? need_bytes(field(n, "spitch"), "spitch") : width;
+    site.dpitch = field(n, "dpitch") ? need_bytes(field(n, "dpitch"), "dpitch") : width;
+    for (const char* k : {"spitch", "dpitch"}) {
+        const uint64_t pitch = k[0] == 's' ? site.spitch : site.dpitch;
+        if (pitch < width)
+            fail_at(field(n, k), std::string(k) + " " + format_bytes(pitch) + " is narrower than a row (width " + format_bytes(width) +
+                                     "); a pitch is at least the width");
+    }
+    if (width > UINT64_MAX / site.rows) fail_at(field(n, "height"), "width x height overflows");
+    op.bytes = width * site.rows;
+    for (int side = 0; side < 2; ++side) {
+        const Buffer* b = pitched_bufs_[side];
+        if (!b) continue;
+        const uint64_t pitch = side ? site.dpitch : site.spitch;
+        const uint64_t extent = pitch * (site.rows - 1) + width;
+        const char* key = side ? "dpitch" : "spitch";
+        if (extent > b->bytes)
+            fail_at(field(n, key) ? field(n, key) : field(n, "height"),
+                    std::string("the copy spans ") + format_bytes(extent) + " of " + (side ? "dst" : "src") + " '" + b->name + "' (" +
+                        std::to_string(site.rows) + " rows, pitch " + format_bytes(pitch) + "), which has " + format_bytes(b->bytes));
+    }
+    pitched_bufs_[0] = pitched_bufs_[1] = nullptr;
+    copy_limit_ = UINT64_MAX;
 }
 
 void Lowerer::fill_kernel(Op& op, Site& site, const YAML::Node& n) {

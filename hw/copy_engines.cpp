@@ -28,11 +28,13 @@ Time CopyEngines::work(uint32_t i, CopyDir dir) {
     if (op.kind == OpKind::Prefetch) {
         t = prefetch_time(hw_, um_.to_move(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes), op.to_device);
     } else {
-        Last& last = last_[static_cast<int>(op.dir)];  // a Memcpy: copy_duration depends on direction and size only
-        if (last.bytes != op.bytes) last = Last{op.bytes, copy_duration(hw_, op)};
+        Last& last = last_[static_cast<int>(op.dir)];  // a Memcpy: copy_duration depends on direction, size and rows only
+        const uint32_t rows = dma_rows(pg_.site(op), op.bytes);
+        if (last.bytes != op.bytes || last.rows != rows) last = Last{op.bytes, copy_duration(hw_, op, rows), rows};
         t = last.duration;
     }
-    if (is_pageable_copy(hw_, op)) t = pageable_dma_time(hw_, op, now, dir == CopyDir::H2D ? staging_.dma_starts(i, sink_) : now);
+    if (is_pageable_copy(hw_, op))
+        t = pageable_dma_time(hw_, op, now, dir == CopyDir::H2D ? staging_.dma_starts(i, sink_) : now, dma_rows(pg_.site(op), op.bytes));
     if (op.graph_node) t += hw_.graph_copy_node_extra;
     return t;
 }
@@ -99,7 +101,8 @@ void DeviceCopies::submit(uint32_t i) {
     r.engine = Engine::DeviceCopy;
     r.gpu_start = now_;
     const Time extra = pg_.ops[i].graph_node ? hw_.graph_copy_node_extra : Time{};
-    sink_.finish_at(i, now_ + copy_duration(hw_, pg_.ops[i]) + extra);
+    const Op& op = pg_.ops[i];
+    sink_.finish_at(i, now_ + copy_duration(hw_, op, op.kind == OpKind::Memcpy ? dma_rows(pg_.site(op), op.bytes) : 1) + extra);
 }
 
 }  // namespace hetsim

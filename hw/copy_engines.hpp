@@ -51,6 +51,7 @@ private:
     struct Last {
         uint64_t bytes = UINT64_MAX;
         Time duration;
+        uint32_t rows = 1;
     } last_[2];
 };
 

@@ -10,16 +10,24 @@ static uint64_t effective_bw(uint64_t bw, const Curve& eff, uint64_t bytes) {
     return std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(bw) * eff.at(bytes)));
 }
 
-Time copy_duration(const HwProfile& p, const Op& op) {
+uint32_t dma_rows(const Site& s, uint64_t bytes) {
+    if (s.rows <= 1) return 1;
+    const uint64_t width = bytes / s.rows;
+    return s.spitch == width && s.dpitch == width ? 1 : s.rows;
+}
+
+Time copy_duration(const HwProfile& p, const Op& op, uint32_t rows) {
     if (op.kind == OpKind::Prefetch)
         return transfer_time(op.bytes, op.to_device ? p.um_prefetch_h2d_bw : p.um_prefetch_d2h_bw);
     if (op.kind == OpKind::Memset) return p.memset_fixed + transfer_time(op.bytes, p.memset_bw);
+    Time fixed, moved;
     switch (op.dir) {
-        case CopyDir::H2D: return p.h2d_fixed + transfer_time(op.bytes, effective_bw(p.h2d_bw, p.h2d_eff, op.bytes));
-        case CopyDir::D2H: return p.d2h_fixed + transfer_time(op.bytes, effective_bw(p.d2h_bw, p.d2h_eff, op.bytes));
-        case CopyDir::D2D: return p.d2d_fixed + transfer_time(2 * op.bytes, p.d2d_bw);  // read + write
+        case CopyDir::H2D: fixed = p.h2d_fixed, moved = transfer_time(op.bytes, effective_bw(p.h2d_bw, p.h2d_eff, op.bytes)); break;
+        case CopyDir::D2H: fixed = p.d2h_fixed, moved = transfer_time(op.bytes, effective_bw(p.d2h_bw, p.d2h_eff, op.bytes)); break;
+        case CopyDir::D2D: fixed = p.d2d_fixed, moved = transfer_time(2 * op.bytes, p.d2d_bw); break;  // read + write
     }
-    return Time{};
+    if (rows > 1) moved = max(moved, Time::ps(p.copy_row_cost.ps() * static_cast<int64_t>(rows)));  // pitched: one row at a time
+    return fixed + moved;
 }
 
 Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, bool warm) {
@@ -29,8 +37,8 @@ Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, bool warm) {
 
 uint64_t staging_chunk(const HwProfile& p, uint64_t bytes) { return std::min(bytes, p.staging_chunk); }
 
-Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_end) {
-    const Time alone = copy_duration(p, op);
+Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_end, uint32_t rows) {
+    const Time alone = copy_duration(p, op, rows);
     if (op.dir == CopyDir::H2D) {
         const Time chunk_dma = transfer_time(staging_chunk(p, op.bytes), p.h2d_bw);
         return max(alone, staged_end + p.h2d_fixed + chunk_dma - now);

@@ -12,8 +12,15 @@ inline bool is_pageable_copy(const HwProfile& p, const Op& op) {
     return op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir != CopyDir::D2D && p.rules.pageable_staging;
 }
 
-// GPU-side duration of a copy, memset or prefetch moving `bytes` (DMA part only).
-Time copy_duration(const HwProfile& p, const Op& op);
+// The rows the DMA moves one by one for a copy of site `s`: a pitched copy's rows, unless both
+// pitches equal the width (the rows are then one contiguous range, moved as a linear copy); 1
+// for a linear copy.
+uint32_t dma_rows(const Site& s, uint64_t bytes);
+
+// GPU-side duration of a copy, memset or prefetch moving `bytes` (DMA part only). A copy of
+// `rows` > 1 rows takes at least the direction's fixed cost + rows x copy.row_cost (narrow rows
+// are bound by the row rate, wide ones by bandwidth).
+Time copy_duration(const HwProfile& p, const Op& op, uint32_t rows = 1);
 
 // Host time to stage `bytes` of a pageable copy through the bounce buffers; an H2D copy whose
 // source is still in the CPU caches (`warm`) stages at host.pageable_h2d_warm_bandwidth.
@@ -24,7 +31,7 @@ uint64_t staging_chunk(const HwProfile& p, uint64_t bytes);
 
 // GPU time of a pageable copy's DMA, paced by the host: an H2D trails the staging (done at
 // `staged_end`) by one chunk; a D2H is drained by the host as it lands. `now` is its start.
-Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_end);
+Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_end, uint32_t rows = 1);
 
 // cudaMemPrefetchAsync moving `bytes` (the part not yet where it goes).
 Time prefetch_time(const HwProfile& p, uint64_t bytes, bool to_device);

@@ -34,6 +34,9 @@ struct HwProfile {
     // Pinned copies: fixed cost + bytes / bandwidth, one copy engine queue per direction.
     Time h2d_fixed, d2h_fixed, d2d_fixed, memset_fixed;
     uint64_t h2d_bw = 0, d2h_bw = 0, d2d_bw = 0, memset_bw = 0;
+    // Pitched copies (cudaMemcpy2DAsync): the DMA moves each row on its own; R rows take at least
+    // the direction's fixed cost + R x this.
+    Time copy_row_cost;
     // GPU-side latencies.
     Time launch_latency;  // API call returns -> GPU work may start on an idle stream
     Time stream_gap;      // dependent ops in one stream: end -> next start

@@ -213,7 +213,17 @@ Timeline measured_timeline_from_json(const json& j, const Program& p, const std:
             latest = max(latest, r.gpu_end);
         }
     }
-    t.end_to_end = j.contains("end_to_end_ns") ? rd.ns(j, "end_to_end_ns", "the document", P{}) : latest;
+    // Steady state: the runner's end to end is the window of the measured iteration, from the
+    // release of the last barrier ("measured_from_ns"); the timeline's is from time zero.
+    if (j.contains("measured_from_ns")) {
+        if (!p.warmup)
+            rd.fail("\"measured_from_ns\" marks a measured iteration, but the scenario has no warm-up iterations", P{"measured_from_ns"});
+        t.measured_from = rd.ns(j, "measured_from_ns", "the document", P{});
+    } else if (p.warmup) {
+        rd.fail("the scenario has " + std::to_string(p.warmup) +
+                " warm-up iterations, but the measured timeline has no \"measured_from_ns\" (measured by an older hetsim-runner?)");
+    }
+    t.end_to_end = j.contains("end_to_end_ns") ? t.measured_from + rd.ns(j, "end_to_end_ns", "the document", P{}) : latest;
     if (t.end_to_end == Time{} && !p.ops.empty())
         rd.fail("the measured end to end time is 0; expected the runner's \"end_to_end_ns\" or op phases that end after 0",
                 j.contains("end_to_end_ns") ? P{"end_to_end_ns"} : P{});
@@ -249,9 +259,10 @@ Measured read_measured(const std::string& file, const Program& p) {
 Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeline& meas, size_t top,
                              const std::vector<Time>& uninstrumented) {
     Comparison c;
-    c.simulated = sim.end_to_end;
-    c.instrumented = meas.end_to_end;
-    c.measured = meas.end_to_end;
+    // End to end: of the measured iteration (Timeline::measured_from, 0 without warm-up iterations).
+    c.simulated = sim.end_to_end - sim.measured_from;
+    c.instrumented = meas.end_to_end - meas.measured_from;
+    c.measured = c.instrumented;
     if (!uninstrumented.empty()) {
         std::vector<int64_t> v;
         for (Time t : uninstrumented) v.push_back(t.ps());

@@ -3,6 +3,9 @@
 //   tests/bad/NN_name.yaml              scenarios (and, through them, tests/bad/profiles/): hetsim run FILE
 //   tests/bad/measured/NN_name.json     measured timelines: hetsim compare tests/bad/measured/scenario.yaml FILE
 //   tests/bad/microbench/NN_name.json   microbenchmark samples: hetsim calibrate FILE -o OUT (OUT never written)
+//   tests/bad/programs/NN_name.json     lowered programs: the program reader (core/program_json.hpp), which both
+//                                       hetsim and hetsim-runner use; the runner prints the line after
+//                                       "hetsim-runner: " and exits 2 (validation/runner/check_bad.cmake)
 // Also the command-line errors of `hetsim run` (--set, --format, missing files).
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
@@ -17,6 +20,8 @@
 #include <string>
 
 #include "cli_util.hpp"
+#include "core/error.hpp"
+#include "core/program_json.hpp"
 
 namespace fs = std::filesystem;
 
@@ -124,6 +129,29 @@ TEST_CASE("bad input: catalogue", "[bad]") {
     }
     CHECK(total >= 100);
     fs::remove(out);
+}
+
+TEST_CASE("bad input: lowered programs", "[bad]") {
+    // No command of hetsim reads a lowered program; the reader is called as the runner calls it.
+    const std::set<std::string> inputs = stems("programs", ".json"), expecteds = stems("programs", ".expected");
+    CHECK(inputs.size() >= 40);
+    CHECK(inputs == expecteds);
+    for (const auto& y : inputs) {
+        const std::string file = "tests/bad/programs/" + y + ".json";
+        DYNAMIC_SECTION(file) {
+            std::string expected = read_file(fs::path(HETSIM_SOURCE_DIR) / "tests" / "bad" / "programs" / (y + ".expected"));
+            REQUIRE(line_count(expected) == 1);
+            expected.pop_back();
+            CHECK(expected.rfind(file + ":", 0) == 0);
+            CHECK(expected.find(": error: ") != std::string::npos);
+            try {
+                hetsim::program_from_text(read_file(fs::path(HETSIM_SOURCE_DIR) / file), file);
+                FAIL("no error for " << file);
+            } catch (const hetsim::InputError& e) {
+                CHECK(std::string(e.what()) == expected);
+            }
+        }
+    }
 }
 
 TEST_CASE("bad input: command-line errors", "[bad]") {

@@ -25,6 +25,7 @@
 #include "report/svg_timeline.hpp"
 #include "sim/engine.hpp"
 #include "core/error.hpp"
+#include "core/program_json.hpp"
 #include "cli_util.hpp"
 
 using namespace hetsim;
@@ -448,4 +449,31 @@ TEST_CASE("compare: SVG of both timelines") {
     REQUIRE(compare_cli(tmp, files + " --svg '" + again + "'").code == 0);
     CHECK(slurp(again) == s);
     CHECK(xml_escape("a<b>&\"'\x01") == "a&lt;b&gt;&amp;&quot;&apos;");
+}
+
+TEST_CASE("compare: steady state compares the measured iteration, from measured_from_ns") {
+    // validation/runner/fake/programs/steady.json: warmup 1, two threads meeting at a barrier.
+    // A measured document whose ops all sit in [0, 2 ms]: measured_from_ns 1 ms and
+    // end_to_end_ns 0.4 ms make the measured timeline end at 1.4 ms and the compared end to end
+    // 0.4 ms; the simulated one is likewise its end less its own measured_from.
+    const Program p = read_program_file(HETSIM_SOURCE_DIR "/validation/runner/fake/programs/steady.json");
+    REQUIRE(p.warmup == 1);
+    Scenario sc = load_scenario(HETSIM_SOURCE_DIR "/scenarios/seeds/double_buffer.yaml");
+    const Timeline sim = simulate(p, sc.profile);
+    REQUIRE(sim.measured_from > Time{});
+    json m{{"schema", "hetsim.measured"}, {"version", 1}, {"measured_from_ns", 1000000}, {"end_to_end_ns", 400000}};
+    json ops = json::array();
+    for (uint32_t i = 0; i < p.ops.size(); ++i)
+        ops.push_back({{"index", i}, {"name", p.op_name(i)}, {"host_start_ns", 10 * i}, {"host_end_ns", 10 * i + 5}});
+    m["ops"] = ops;
+    const Timeline meas = measured_timeline_from_json(m, p, "steady.measured.json");
+    CHECK(meas.measured_from == Time::ms(1));
+    CHECK(meas.end_to_end == Time::us(1400));
+    const Comparison c = compare_timelines(p, sim, meas, 3, {Time::us(500), Time::us(300), Time::us(420)});
+    CHECK(c.instrumented == Time::us(400));
+    CHECK(c.measured == Time::us(420));  // the median of the uninstrumented windows
+    CHECK(c.simulated == sim.end_to_end - sim.measured_from);
+    // Without measured_from_ns the document cannot be a steady-state measurement of this program.
+    m.erase("measured_from_ns");
+    CHECK_THROWS_WITH(measured_timeline_from_json(m, p, "steady.measured.json"), Contains("no \"measured_from_ns\""));
 }

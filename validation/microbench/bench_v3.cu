@@ -10,6 +10,7 @@
 //   thread_launch_sync                                                several host threads
 //   queues_streams (child processes)                                  hardware queues
 //   pipeline_chunks                                                   pinned chunked pipelines
+//   memcpy2d                                                          pitched copies (per-row cost)
 #include "common.hpp"
 
 #include <sys/mman.h>
@@ -1315,4 +1316,75 @@ void bench_pipeline_chunks(Ctx& c, json& out) {
     preview(out, "check.pipeline_64MiB_4streams_period", pv["h2d_triad_d2h" + mib(cmax) + "4"], "us",
             "per-chunk period, H2D + triad + D2H, " + size_str(cmax) + " chunks, 4 streams");
     preview(out, "check.pipeline_64MiB_1stream_period", pv["h2d_triad_d2h" + mib(cmax) + "1"], "us", "the same in one stream");
+}
+
+// ---- 14. pitched copies: the per-row cost of cudaMemcpy2DAsync ----------------------------------------
+// At fixed bytes moved, a copy of narrow rows is bound by the rate at which the copy engine takes
+// rows, a copy of wide rows by bandwidth: the GPU time per row of the narrowest rows is
+// copy.row_cost. A pitch equal to the width (a contiguous range) checks whether the driver then
+// moves the rows as one linear copy, as the model assumes.
+void bench_memcpy2d(Ctx& c, json& out) {
+    const bool q = c.opt.quick;
+    const std::vector<size_t> widths = q ? std::vector<size_t>{4, 64, 1024, 16 * KiB} : std::vector<size_t>{4, 16, 64, 256, 1024, 4 * KiB, 16 * KiB};
+    const std::vector<size_t> moved = q ? std::vector<size_t>{1 * MiB} : std::vector<size_t>{1 * MiB, 16 * MiB, 64 * MiB};
+    const size_t max_rows = 256 * KiB;
+    const int reps = q ? 3 : 7;
+    const size_t span = 2 * 64 * MiB;  // the largest copy at pitch 2 x width
+    char* pinned = nullptr;
+    CK(cudaMallocHost(&pinned, span));
+    memset(pinned, 0x5a, span);
+    char* pageable = static_cast<char*>(aligned_alloc(4096, span));
+    if (!pageable) mb_die("memcpy2d: cannot allocate %zu bytes of host memory", span);
+    memset(pageable, 0x5a, span);
+    DevArena dev(span);
+    cudaStream_t s = c.s[0];
+    EventPool ev(2);
+    out["config"] = {{"widths", widths},
+                     {"moved_bytes", moved},
+                     {"max_rows", max_rows},
+                     {"reps", reps},
+                     {"pitches", {"2x: spitch = dpitch = 2 x width", "1x: spitch = dpitch = width (contiguous)"}},
+                     {"fields", "gpu_us = events around cudaMemcpy2DAsync in an idle stream; call_us = the call; total_us = call start "
+                                "to cudaStreamSynchronize return"}};
+    json pts = json::array();
+    std::map<std::string, double> pv;
+    CK(cudaMemcpy2DAsync(dev.p, 64, pinned, 64, 4, 16, cudaMemcpyHostToDevice, s));  // warm-up
+    CK(cudaStreamSynchronize(s));
+    for (const char* mem : {"pinned", "pageable"})
+        for (const char* dir : {"h2d", "d2h"})
+            for (size_t m : moved)
+                for (size_t w : widths)
+                    for (int pf : {2, 1}) {
+                        const size_t rows = m / w;
+                        if (rows < 1 || rows > max_rows) continue;
+                        const size_t pitch = w * size_t(pf);
+                        char* host = mem[1] == 'i' ? pinned : pageable;
+                        const bool h2d = dir[0] == 'h';
+                        std::vector<double> call, total, gpu;
+                        for (int r = 0; r < reps; ++r) {
+                            CK(cudaEventRecord(ev[0], s));
+                            const int64_t t0 = now_ns();
+                            cudaError_t e = h2d ? cudaMemcpy2DAsync(dev.p, pitch, host, pitch, w, rows, cudaMemcpyHostToDevice, s)
+                                                : cudaMemcpy2DAsync(host, pitch, dev.p, pitch, w, rows, cudaMemcpyDeviceToHost, s);
+                            const int64_t t1 = now_ns();
+                            CK(e);
+                            CK(cudaEventRecord(ev[1], s));
+                            CK(cudaStreamSynchronize(s));
+                            const int64_t t2 = now_ns();
+                            call.push_back(ns_to_us(t1 - t0));
+                            total.push_back(ns_to_us(t2 - t0));
+                            gpu.push_back(event_us(ev[0], ev[1]));
+                        }
+                        pts.push_back({{"memory", mem}, {"dir", dir}, {"width", w}, {"height", rows}, {"pitch", pitch}, {"bytes", w * rows},
+                                       {"call_us", r3v(call)}, {"total_us", r3v(total)}, {"gpu_us", r3v(gpu)}});
+                        if (m == 1 * MiB && w == 4 && pf == 2) pv[std::string(mem) + "_" + dir] = median(gpu) * 1000.0 / double(rows);
+                        if (m == 1 * MiB && w == 4 && pf == 1) pv[std::string(mem) + "_" + dir + "_contiguous"] = median(gpu);
+                    }
+    CK(cudaFreeHost(pinned));
+    free(pageable);
+    out["points"] = pts;
+    for (const char* k : {"pinned_h2d", "pinned_d2h", "pageable_h2d", "pageable_d2h"})
+        if (pv.count(k)) preview(out, std::string("check.row_ns_4B_") + k, pv[k], "ns", "GPU time per row of 1 MiB in 4-byte rows at pitch 8 B");
+    if (pv.count("pinned_h2d_contiguous"))
+        preview(out, "check.contiguous_4B_pinned_h2d", pv["pinned_h2d_contiguous"], "us", "1 MiB in 4-byte rows at pitch 4 B (contiguous)");
 }

@@ -476,6 +476,13 @@ const std::vector<Bench>& benches() {
          "512 MiB in 16/32/64 MiB chunks: H2D, light kernel (50 us spin or triad over the chunk), D2H (or none), 1 or 4 "
          "streams; per-op end events",
          bench_pipeline_chunks},
+        {"memcpy2d",
+         {},
+         "pitched copies (memcpy2d_async, cudaMemcpy2DAsync): GPU time against the number of rows at fixed bytes, pinned "
+         "and pageable, both directions, pitch 2 x width and contiguous (copy.row_cost; whether contiguous rows merge)",
+         "rows of 4 B-16 KiB, 1-64 MiB moved (at most 256 Ki rows), pitch 2 x width or = width, H2D and D2H, pinned (events "
+         "around the copy) and pageable (call and sync return too)",
+         bench_memcpy2d},
     };
     return v;
 }

@@ -8,9 +8,11 @@
 
 #include <cuda_runtime.h>
 
-namespace runner {
-
+namespace hetsim {
 struct Program;
+}
+
+namespace runner {
 
 // ---------------------------------------------------------------- error context
 
@@ -19,7 +21,7 @@ enum class Phase : int { Setup = 0, Warmup, Timed, Uninstrumented, Collect, Outp
 const char* phase_name(Phase p);
 extern std::atomic<int> g_phase;  // Phase
 extern std::atomic<int> g_run;    // 1-based run number within the phase
-extern const Program* g_program;  // for op names in messages
+extern const hetsim::Program* g_program;  // for op names in messages
 extern thread_local int tl_op;    // op index being executed by this thread, -1 = none
 extern thread_local const char* tl_thread;  // this thread's name, or nullptr
 extern thread_local std::string tl_note;    // extra context (e.g. the graph node being captured), or empty
@@ -71,6 +73,9 @@ struct KernelArgs {
 };
 
 cudaError_t launch_op_kernel(unsigned grid, unsigned block, size_t smem, cudaStream_t s, const KernelArgs& a);
+// The same kernel as a node of a graph built with explicit dependencies (cudaGraphAddKernelNode).
+cudaError_t add_op_kernel_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t ndeps, unsigned grid,
+                               unsigned block, size_t smem, const KernelArgs& a);
 cudaError_t op_kernel_occupancy(int* blocks_per_sm, int block, size_t smem);
 cudaError_t op_kernel_attributes(cudaFuncAttributes* attr);
 // Allows up to max_dynamic_smem bytes of dynamic shared memory and fixes the carveout at the

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include <cupti.h>
@@ -30,6 +31,9 @@ struct Api {
     decltype(&cuptiActivityPushExternalCorrelationId) PushExternalCorrelationId = nullptr;
     decltype(&cuptiActivityPopExternalCorrelationId) PopExternalCorrelationId = nullptr;
     decltype(&cuptiGetTimestamp) GetTimestamp = nullptr;
+    decltype(&cuptiGetGraphNodeId) GetGraphNodeId = nullptr;  // optional: graph nodes with dependencies
+    decltype(&cuptiSubscribe) Subscribe = nullptr;
+    decltype(&cuptiEnableCallback) EnableCallback = nullptr;
 };
 
 Api api;
@@ -43,6 +47,7 @@ bool enabled = false;
 struct Act {
     uint32_t corr;
     uint64_t start, end;
+    uint64_t node;  // graphNodeId (0 outside graphs)
 };
 struct Ext {
     uint32_t corr;
@@ -52,6 +57,21 @@ std::mutex mu;
 std::vector<Act> acts;
 std::vector<Ext> exts;
 uint64_t dropped = 0;
+bool node_ids = false;
+std::mutex clone_mu;
+std::unordered_map<uint64_t, uint64_t> original_of;  // cloned node id -> the id of the node it was cloned from
+CUpti_SubscriberHandle subscriber = nullptr;
+
+void CUPTIAPI resource_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED || !data) return;
+    const auto* rd = static_cast<const CUpti_ResourceData*>(data);
+    const auto* gd = static_cast<const CUpti_GraphData*>(rd->resourceDescriptor);
+    if (!gd || !gd->node || !gd->originalNode) return;
+    uint64_t clone = 0, orig = 0;
+    if (api.GetGraphNodeId(gd->node, &clone) != CUPTI_SUCCESS || api.GetGraphNodeId(gd->originalNode, &orig) != CUPTI_SUCCESS) return;
+    std::lock_guard<std::mutex> lock(clone_mu);
+    original_of[clone] = orig;
+}
 
 constexpr size_t kBufferBytes = 8u << 20;
 
@@ -81,17 +101,17 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
             case CUPTI_ACTIVITY_KIND_KERNEL:
             case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
                 auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-                a.push_back({k->correlationId, k->start, k->end});
+                a.push_back({k->correlationId, k->start, k->end, k->graphNodeId});
                 break;
             }
             case CUPTI_ACTIVITY_KIND_MEMCPY: {
                 auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
-                a.push_back({m->correlationId, m->start, m->end});
+                a.push_back({m->correlationId, m->start, m->end, m->graphNodeId});
                 break;
             }
             case CUPTI_ACTIVITY_KIND_MEMSET: {
                 auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
-                a.push_back({m->correlationId, m->start, m->end});
+                a.push_back({m->correlationId, m->start, m->end, m->graphNodeId});
                 break;
             }
             case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -192,8 +212,23 @@ bool start(const std::string& hint, std::string& why) {
             return false;
         }
     }
+    // Optional: node ids of graphs built with explicit dependencies.
+    api.GetGraphNodeId = reinterpret_cast<decltype(api.GetGraphNodeId)>(dlsym(handle, "cuptiGetGraphNodeId"));
+    api.Subscribe = reinterpret_cast<decltype(api.Subscribe)>(dlsym(handle, "cuptiSubscribe"));
+    api.EnableCallback = reinterpret_cast<decltype(api.EnableCallback)>(dlsym(handle, "cuptiEnableCallback"));
+    if (api.GetGraphNodeId && api.Subscribe && api.EnableCallback &&
+        api.Subscribe(&subscriber, resource_callback, nullptr) == CUPTI_SUCCESS)
+        node_ids = api.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) == CUPTI_SUCCESS;
     enabled = true;
     return true;
+}
+
+bool graph_node_ids() { return node_ids; }
+
+uint64_t node_id(void* cuda_graph_node) {
+    uint64_t id = 0;
+    if (!node_ids || api.GetGraphNodeId(static_cast<CUgraphNode>(cuda_graph_node), &id) != CUPTI_SUCCESS) return 0;
+    return id;
 }
 
 const std::string& library_path() { return lib_path; }
@@ -249,6 +284,13 @@ void collect(std::unordered_map<uint64_t, Span>& out) {
         s.start = std::min(s.start, x.start);
         s.end = std::max(s.end, x.end);
         s.parts.emplace_back(x.start, x.end);  // graph launches: one record per kernel/copy/memset node
+        uint64_t node = x.node;
+        if (node && node_ids) {
+            std::lock_guard<std::mutex> lock(clone_mu);
+            auto o = original_of.find(node);
+            if (o != original_of.end()) node = o->second;
+        }
+        s.nodes.push_back(node);
     }
 }
 

@@ -12,6 +12,7 @@ namespace runner::cupti {
 struct Span {
     uint64_t start = UINT64_MAX, end = 0;  // CUPTI timestamps, ns
     std::vector<std::pair<uint64_t, uint64_t>> parts;  // every record (start, end), in arrival order
+    std::vector<uint64_t> nodes;  // per part: the graph node that ran it (graph_node_ids: original node id; 0 outside graphs)
 };
 
 // Loads libcupti (hint first: a path given by --cupti-lib; then $HETSIM_CUPTI_LIB, the loader's
@@ -40,6 +41,14 @@ void pop();
 // issued by one API call may produce several records: they are merged to min start / max end).
 void collect(std::unordered_map<uint64_t, Span>& out);
 uint64_t dropped_records();
+
+// Graph nodes built with explicit dependencies are told apart by their node ids: CUPTI gives each
+// record the id of the node that ran it, in the instantiated (cloned) graph; a resource callback
+// (GRAPHNODE_CLONED) maps the clones back to the nodes the runner added. False when this libcupti
+// lacks cuptiGetGraphNodeId or the callback could not be subscribed (then such nodes have no GPU times).
+bool graph_node_ids();
+// cuptiGetGraphNodeId of a node the runner added (0 when graph_node_ids() is false).
+uint64_t node_id(void* cuda_graph_node);
 
 // CUPTI time minus steady_clock time (ns), from the tightest of several paired reads; `window`
 // gets that pair's width (the uncertainty).

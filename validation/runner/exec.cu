@@ -59,7 +59,7 @@ std::string context_string() {
     if (tl_thread) s += std::string(", thread '") + tl_thread + "'";
     if (tl_op >= 0 && g_program && size_t(tl_op) < g_program->ops.size()) {
         const Op& o = g_program->ops[tl_op];
-        s += ", op " + std::to_string(tl_op) + " '" + o.name + "' (" + to_string(o.kind) + ")";
+        s += ", op " + std::to_string(tl_op) + " '" + g_program->op_name(uint32_t(tl_op)) + "' (" + to_string(o.kind) + ")";
     }
     if (!tl_note.empty()) s += ", " + tl_note;
     return s;
@@ -71,6 +71,7 @@ const char* base_name(const char* f) {
 }
 
 std::atomic<int> g_child{0};
+std::string g_program_file;  // for messages
 std::unique_ptr<std::atomic<int64_t>[]> g_progress;  // per issuing thread: op index, -1 idle, -2 done
 std::vector<std::string> g_progress_names;
 std::atomic<int> g_nprogress{0};
@@ -91,7 +92,7 @@ void runtime_fail(const char* what, const char* file, int line) {
 }
 
 [[noreturn]] static void too_big(const std::string& msg) {
-    std::fprintf(stderr, "hetsim-runner: %s: %s\n", g_program ? g_program->file.c_str() : "program", msg.c_str());
+    std::fprintf(stderr, "hetsim-runner: %s: %s\n", g_program_file.empty() ? "program" : g_program_file.c_str(), msg.c_str());
     std::fflush(stderr);
     std::_Exit(2);
 }
@@ -113,7 +114,7 @@ void start_watchdog(double seconds) {
             int64_t op = g_progress[i].load();
             std::string at = op == -1 ? "waiting to start" : op == -2 ? "finished its ops" : "at op " + std::to_string(op);
             if (op >= 0 && g_program && size_t(op) < g_program->ops.size())
-                at += " '" + g_program->ops[op].name + "' (" + to_string(g_program->ops[op].kind) + ")";
+                at += " '" + g_program->op_name(uint32_t(op)) + "' (" + to_string(g_program->ops[op].kind) + ")";
             std::fprintf(stderr, "  thread '%s': %s\n", g_progress_names[i].c_str(), at.c_str());
         }
         std::fflush(stderr);
@@ -180,10 +181,53 @@ void write_host_pages(void* p, uint64_t bytes) {
     for (uint64_t off = 0; off < bytes; off += kPage) c[off] = 0;
 }
 
+// A flag (Program::flags): sets are counted, each host_wait takes one (a semaphore).
+struct FlagRt {
+    std::mutex m;
+    std::condition_variable cv;
+    uint64_t sets = 0;
+    void set() {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            ++sets;
+        }
+        cv.notify_one();
+    }
+    void wait() {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return sets > 0; });
+        --sets;
+    }
+};
+
+// A bounded host queue (Program::queues): put waits while full, get while empty.
+struct QueueRt {
+    std::mutex m;
+    std::condition_variable not_full, not_empty;
+    uint32_t items = 0, capacity = 1;
+    void put() {
+        {
+            std::unique_lock<std::mutex> lock(m);
+            not_full.wait(lock, [&] { return items < capacity; });
+            ++items;
+        }
+        not_empty.notify_one();
+    }
+    void get() {
+        {
+            std::unique_lock<std::mutex> lock(m);
+            not_empty.wait(lock, [&] { return items > 0; });
+            --items;
+        }
+        not_full.notify_one();
+    }
+};
+
 struct Stamps {  // a host-function callback's start/end on the host clock, per invocation
     int64_t spin_ns = 0;
     std::atomic<uint32_t> n{0};
     std::vector<int64_t> start, end;
+    FlagRt* flag = nullptr;  // raised when the callback returns (host_func with `flag`)
 };
 
 class Executor {
@@ -238,6 +282,19 @@ private:
     std::vector<void*> registered;                                  // registered in this run
     bool has_allocs = false;
 
+    // Host hand-offs and steady state (issue 11).
+    std::unique_ptr<QueueRt[]> queues_rt;
+    std::unique_ptr<FlagRt[]> flags_rt;
+    std::vector<std::thread> late;                       // per issuer: the std::thread of a thread created by an op
+    std::unique_ptr<std::atomic<uint32_t>[]> spawned;    // per issuer: the run token once late[] holds its thread
+    std::unique_ptr<std::atomic<uint32_t>[]> finished;   // per issuer: the run token once it has run its ops
+    std::vector<char> joined;                            // per issuer: joined by a join op in this run
+    std::atomic<uint32_t> bar_arrived{0}, bar_gen{0};    // the barrier between steady-state iterations
+    uint32_t bar_passed = 0;
+    int64_t measured_from = 0;                           // steady_clock at the release of the last barrier
+    std::vector<std::vector<cudaGraphNode_t>> dag_nodes; // per graph with dependencies: its nodes as added
+    std::vector<std::vector<uint64_t>> dag_ids;          // their CUPTI node ids
+
     // Tasks form.
     std::vector<cudaEvent_t> done_ev;
     std::unique_ptr<std::atomic<uint32_t>[]> host_done, issued;
@@ -265,22 +322,29 @@ private:
     void allocate();
     void make_streams_and_events();
     void compute_launches();
-    std::pair<size_t, int> fit(uint32_t block, uint32_t smem, uint32_t regs, const Op& op);
+    std::pair<size_t, int> fit(uint32_t block, uint32_t smem, uint32_t regs, const std::string& who);
     void enable_event_timing(bool all_gpu_ops);
     void setup_tasks();
     void start_workers();
     void stop_workers();
     void worker(int w);
+    void late_thread(int w);
+    void spawn(int t);
+    void arrive_barrier();
+    void exec_handoff(const Op& o, int64_t& a, int64_t& b);
+    void build_dag(size_t g);
     RunResult run_once(bool instrumented);
     void calibrate_ref();
     void collect(RunResult& r, int64_t cupti_offset);
     void reset();
     void prefetch_to(void* p, uint64_t bytes, bool device, cudaStream_t s);
     void create_program_event(size_t i);
-    Launch make_launch(const Op& o, std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache, bool& padded);
+    // `op`: the op index, or -1 for a graph's node template (node `node` of graph `graph`).
+    Launch make_launch(const Op& o, int op, int graph, int node, std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache,
+                       bool& padded);
     void capture_graphs();
     void issue_node(const Op& n, cudaStream_t s, Stamps* st, const Launch& L);
-    void exec_alloc(const Op& o, int w, int64_t& a, int64_t& b);
+    void exec_alloc(const Op& o, uint32_t i, int64_t& a, int64_t& b);
     void free_leftovers();
 
     cudaStream_t stream_of(int s) const { return streams[s]; }
@@ -288,7 +352,7 @@ private:
     uint64_t ext_id(uint32_t op) const { return (uint64_t(token) << 32) | op; }
     CopyArgs copy_args(const Op& o, const ScratchPtrs& s) const;
     void exec_op(uint32_t i, int w);
-    void issue(const Op& o, cudaStream_t s, const CopyArgs& c);
+    void issue(uint32_t i, cudaStream_t s, const CopyArgs& c);
     void run_thread(int w);
     void run_issuer(int w);
 };
@@ -330,7 +394,7 @@ void Executor::setup() {
     choose_timing_before_cuda();
     CK(cudaSetDevice(0));
     // options.sync: blocking = the host sleeps in synchronising calls; must precede the context.
-    if (P.options.blocking_sync) CK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+    if (P.blocking_sync) CK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
     CK(cudaFree(nullptr));  // creates the context
     CK(cudaGetDeviceProperties(&prop, 0));
     CK(cudaDriverGetVersion(&M.driver_version));
@@ -374,6 +438,18 @@ void Executor::setup() {
     allocate();
     make_streams_and_events();
     compute_launches();
+    // Host queues and flags (emptied before each run), the threads created by ops.
+    queues_rt.reset(new QueueRt[std::max<size_t>(P.queues.size(), 1)]);
+    for (size_t q = 0; q < P.queues.size(); ++q) queues_rt[q].capacity = P.queues[q].capacity;
+    flags_rt.reset(new FlagRt[std::max<size_t>(P.flags.size(), 1)]);
+    late.resize(PL.issuers);
+    joined.assign(PL.issuers, 0);
+    spawned.reset(new std::atomic<uint32_t>[PL.issuers]);
+    finished.reset(new std::atomic<uint32_t>[PL.issuers]);
+    for (int w = 0; w < PL.issuers; ++w) {
+        spawned[w] = 0;
+        finished[w] = 0;
+    }
     capture_graphs();
     ev_timed.assign(P.ops.size(), 0);
     if (timing == Timing::Events) enable_event_timing(true);
@@ -389,14 +465,14 @@ void Executor::allocate() {
         const Buffer& b = P.buffers[i];
         if (!b.bytes) continue;
         switch (b.kind) {
-            case Mem::Pinned: CK(cudaMallocHost(&buf[i], b.bytes)); break;
-            case Mem::Pageable:
+            case MemKind::Pinned: CK(cudaMallocHost(&buf[i], b.bytes)); break;
+            case MemKind::Pageable:
                 buf[i] = std::malloc(b.bytes);
                 if (!buf[i]) too_big("cannot malloc " + human_bytes(b.bytes) + " for pageable buffer '" + b.name + "'");
                 write_host_pages(buf[i], b.bytes);
                 break;
-            case Mem::Device: CK(cudaMalloc(&buf[i], b.bytes)); break;
-            case Mem::Managed:
+            case MemKind::Device: CK(cudaMalloc(&buf[i], b.bytes)); break;
+            case MemKind::Managed:
                 CK(cudaMallocManaged(&buf[i], b.bytes, cudaMemAttachGlobal));
                 write_host_pages(buf[i], b.bytes);  // populate on the host
                 break;
@@ -448,14 +524,15 @@ void Executor::allocate() {
     async_allocs.assign(P.buffers.size(), {});
     host_allocs.assign(P.buffers.size(), {});
     reg_scratch.assign(P.ops.size(), nullptr);
-    for (const Op& o : P.ops) {
-        has_allocs |= is_alloc(o.kind);
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
+        has_allocs |= Program::is_allocation(o.kind);
         if (o.kind != OpKind::HostRegister || !o.bytes) continue;
         // Page-aligned, as cudaHostRegister wants.
         void* q = mmap(nullptr, o.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (q == MAP_FAILED) too_big("cannot map " + human_bytes(o.bytes) + " of pageable scratch for host_register op '" + o.name + "'");
+        if (q == MAP_FAILED) too_big("cannot map " + human_bytes(o.bytes) + " of pageable scratch for host_register op '" + P.op_name(i) + "'");
         write_host_pages(q, o.bytes);
-        reg_scratch[o.index] = q;
+        reg_scratch[i] = q;
     }
     if (PL.read_bytes) {
         CK(cudaMalloc(&read_buf, PL.read_bytes));
@@ -466,7 +543,8 @@ void Executor::allocate() {
     CK(cudaMallocHost(&tiny_host, 4096));
     std::vector<UseRegion> uses;
     for (const Op& o : P.ops)
-        for (uint32_t u : o.uses) uses.push_back(UseRegion{static_cast<const unsigned char*>(buf[u]), P.buffers[u].bytes});
+        for (const uint32_t* u = P.uses_begin(o); u != P.uses_begin(o) + P.uses_count(o); ++u)
+            uses.push_back(UseRegion{static_cast<const unsigned char*>(buf[*u]), P.buffers[*u].bytes});
     if (!uses.empty()) {
         CK(cudaMalloc(reinterpret_cast<void**>(&uses_dev), uses.size() * sizeof(UseRegion)));
         CK(cudaMemcpy(uses_dev, uses.data(), uses.size() * sizeof(UseRegion), cudaMemcpyHostToDevice));
@@ -499,12 +577,12 @@ void Executor::make_streams_and_events() {
     CK(cudaEventCreate(&ev_ref));
     // Managed buffers start where the program says.
     for (size_t i = 0; i < P.buffers.size(); ++i)
-        if (P.buffers[i].kind == Mem::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].on_device, calib);
+        if (P.buffers[i].kind == MemKind::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].managed_on_device, calib);
     for (int t = 0; t < PL.issuers; ++t) prefetch_to(scr[t].managed, PL.scratch[t].managed, false, calib);
     CK(cudaStreamSynchronize(calib));
 }
 
-std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t regs, const Op& op) {
+std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t regs, const std::string& who) {
     auto occ = [&](size_t s) {
         int n = 0;
         CK(op_kernel_occupancy(&n, int(block), s));
@@ -512,14 +590,14 @@ std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t reg
     };
     int occ0 = occ(smem);
     if (occ0 <= 0)
-        too_big("op " + std::to_string(op.index) + " '" + op.name + "': a block of " + std::to_string(block) + " threads with " +
+        too_big(who + ": a block of " + std::to_string(block) + " threads with " +
                 std::to_string(smem) + " B of shared memory fits no SM of this GPU");
     int target = occ0;
     if (O.emulate_registers && int(regs) > kernel_regs) {
         uint32_t warps = (block + 31) / 32;
         uint32_t per_warp = ((regs * 32 + 255) / 256) * 256;
         if (uint64_t(per_warp) * warps > uint64_t(prop.regsPerBlock))
-            too_big("op " + std::to_string(op.index) + " '" + op.name + "': " + std::to_string(block) + " threads x " + std::to_string(regs) +
+            too_big(who + ": " + std::to_string(block) + " threads x " + std::to_string(regs) +
                     " registers exceed the " + std::to_string(prop.regsPerBlock) + " registers a block may use");
         int by_regs = int((uint32_t(prop.regsPerMultiprocessor) / per_warp) / warps);
         target = std::max(1, std::min(occ0, by_regs));
@@ -537,23 +615,31 @@ std::pair<size_t, int> Executor::fit(uint32_t block, uint32_t smem, uint32_t reg
     return {s, occ(s)};
 }
 
-Launch Executor::make_launch(const Op& o, std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache, bool& padded) {
-    auto key = std::make_tuple(o.block, o.shared_memory, o.registers);
+Launch Executor::make_launch(const Op& o, int op, int graph, int node,
+                             std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>>& cache, bool& padded) {
+    const hetsim::KernelShape& k = P.site(o).shape;
+    const double flops = P.site(o).flops;
+    const bool roofline = is_roofline(P, o);
+    auto key = std::make_tuple(k.block, k.smem_per_block, k.regs_per_thread);
     auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, fit(o.block, o.shared_memory, o.registers, o)).first;
+    if (it == cache.end()) {
+        std::string who = op >= 0 ? "op " + std::to_string(op) + " '" + P.op_name(uint32_t(op)) + "'"
+                                  : "graph '" + P.graphs[graph].name + "' node " + std::to_string(node) + " '" + P.label(o) + "'";
+        it = cache.emplace(key, fit(k.block, k.smem_per_block, k.regs_per_thread, who)).first;
+    }
     Launch L;
-    L.grid = o.grid;
-    L.block = o.block;
+    L.grid = k.grid;
+    L.block = k.block;
     L.smem = it->second.first;
     L.blocks_per_sm = it->second.second;
-    padded |= L.smem != o.shared_memory;
+    padded |= L.smem != k.smem_per_block;
     uint64_t per_wave = uint64_t(L.blocks_per_sm) * uint64_t(prop.multiProcessorCount);
-    L.waves = (o.grid + per_wave - 1) / per_wave;
-    double ns = o.roofline ? (o.flops > 0 ? o.flops / O.peak_flops * 1e9 : 0.0) : double(o.duration_ps) / 1000.0;
+    L.waves = (k.grid + per_wave - 1) / per_wave;
+    double ns = roofline ? (flops > 0 ? flops / O.peak_flops * 1e9 : 0.0) : double(o.duration.ps()) / 1000.0;
     L.args.spin_ns = (unsigned long long)std::llround(ns / double(L.waves));
-    if (o.roofline && o.bytes >= 16) {
+    if (roofline && o.bytes >= 16) {
         // Graph nodes read from the start of the buffer (their launches repeat anyway).
-        L.args.src = static_cast<const char*>(read_buf) + (o.graph_node || o.node >= 0 ? 0 : PL.read_offset[o.index]);
+        L.args.src = static_cast<const char*>(read_buf) + (op < 0 || o.graph_node ? 0 : PL.read_offset[op]);
         L.args.n16 = o.bytes / 16;
     }
     L.args.sink = sink;
@@ -565,22 +651,26 @@ void Executor::compute_launches() {
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::pair<size_t, int>> cache;
     size_t use_off = 0;
     bool padded = false;
-    for (const Op& o : P.ops) {
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
         size_t my_uses = use_off;
-        use_off += o.uses.size();
+        use_off += P.uses_count(o);
         if (o.kind != OpKind::Kernel || o.graph_node) continue;
-        Launch& L = launch[o.index];
-        L = make_launch(o, cache, padded);
-        if (!o.uses.empty()) {
+        Launch& L = launch[i];
+        L = make_launch(o, int(i), -1, -1, cache, padded);
+        if (P.uses_count(o)) {
             uint64_t per_wave = uint64_t(L.blocks_per_sm) * uint64_t(prop.multiProcessorCount);
             L.args.uses = uses_dev + my_uses;
-            L.args.nuses = int(o.uses.size());
-            L.args.touch_blocks = unsigned(std::min<uint64_t>(o.grid, per_wave));
+            L.args.nuses = int(P.uses_count(o));
+            L.args.touch_blocks = unsigned(std::min<uint64_t>(P.site(o).shape.grid, per_wave));
         }
     }
     node_launch.assign(P.graphs.size(), {});
     for (size_t g = 0; g < P.graphs.size(); ++g)
-        for (const Op& n : P.graphs[g].nodes) node_launch[g].push_back(n.kind == OpKind::Kernel ? make_launch(n, cache, padded) : Launch{});
+        for (size_t k = 0; k < P.graphs[g].nodes.size(); ++k) {
+            const Op& n = P.graphs[g].nodes[k];
+            node_launch[g].push_back(n.kind == OpKind::Kernel ? make_launch(n, -1, int(g), int(k), cache, padded) : Launch{});
+        }
     if (!O.emulate_registers) M.register_emulation = "off (--no-register-emulation): residency follows shared_memory and block size only";
     else
         M.register_emulation = std::string("dynamic shared memory padded so that blocks per SM match `registers` (op kernel itself uses ") +
@@ -602,6 +692,7 @@ void CUDART_CB host_func_cb(void* data) {
         st->start[k] = a;
         st->end[k] = b;
     }
+    if (st->flag) st->flag->set();
 }
 
 void Executor::issue_node(const Op& n, cudaStream_t s, Stamps* st, const Launch& L) {
@@ -621,13 +712,16 @@ void Executor::issue_node(const Op& n, cudaStream_t s, Stamps* st, const Launch&
 void Executor::capture_graphs() {
     op_stamps.clear();
     op_stamps.resize(P.ops.size());
-    for (const Op& o : P.ops)
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
         if (o.kind == OpKind::HostFunc && !o.graph_node) {
-            op_stamps[o.index].reset(new Stamps);
-            op_stamps[o.index]->spin_ns = o.duration_ps / 1000;
-            op_stamps[o.index]->start.assign(1, 0);
-            op_stamps[o.index]->end.assign(1, 0);
+            op_stamps[i].reset(new Stamps);
+            op_stamps[i]->spin_ns = o.duration.ps() / 1000;
+            if (o.flag >= 0) op_stamps[i]->flag = &flags_rt[o.flag];
+            op_stamps[i]->start.assign(1, 0);
+            op_stamps[i]->end.assign(1, 0);
         }
+    }
     const size_t ng = P.graphs.size();
     graphs.assign(ng, nullptr);
     execs.assign(ng, {});
@@ -647,7 +741,8 @@ void Executor::capture_graphs() {
             if (n.kind == OpKind::HostFunc) {
                 node_stamps[g].back().reset(new Stamps);
                 Stamps& st = *node_stamps[g].back();
-                st.spin_ns = n.duration_ps / 1000;
+                st.spin_ns = n.duration.ps() / 1000;
+                if (n.flag >= 0) st.flag = &flags_rt[n.flag];
                 size_t launches = size_t(std::max(1, PL.launches_of_graph[g]));
                 st.start.assign(launches, 0);
                 st.end.assign(launches, 0);
@@ -655,6 +750,10 @@ void Executor::capture_graphs() {
             } else {
                 node_rank[g].push_back(rank++);
             }
+        }
+        if (!G.chain()) {
+            build_dag(g);
+            continue;
         }
         // Capture from a stream of its own (untimed): the nodes form a chain, in order.
         cudaStream_t cs = nullptr;
@@ -672,11 +771,88 @@ void Executor::capture_graphs() {
     }
     if (ng && timing == Timing::Events)
         M.warnings.push_back("graph nodes get GPU times from CUPTI only: with event timing, only their host_func nodes are timed");
+    bool dags = false;
+    for (const Graph& G : P.graphs) dags |= !G.chain();
+    if (dags && timing == Timing::Cupti && !cupti::graph_node_ids())
+        M.warnings.push_back("this libcupti cannot tell graph nodes apart (no cuptiGetGraphNodeId or GRAPHNODE_CLONED callback): "
+                             "nodes of graphs with dependencies have no GPU times");
+}
+
+// A graph whose nodes have dependencies (Graph::after): added node by node with explicit
+// dependency arrays, in an order where each node's dependencies come first.
+void Executor::build_dag(size_t g) {
+    const Graph& G = P.graphs[g];
+    const size_t n = G.nodes.size();
+    tl_note = "building graph '" + G.name + "'";
+    CK(cudaGraphCreate(&graphs[g], 0));
+    dag_nodes.resize(P.graphs.size());
+    dag_ids.resize(P.graphs.size());
+    dag_nodes[g].assign(n, nullptr);
+    dag_ids[g].assign(n, 0);
+    std::vector<char> added(n, 0);
+    std::vector<cudaGraphNode_t> deps;
+    for (size_t done = 0; done < n;) {
+        const size_t before = done;
+        for (size_t k = 0; k < n; ++k) {
+            if (added[k]) continue;
+            bool ready = true;
+            deps.clear();
+            for (uint32_t a = G.after_index[k]; a < G.after_index[k + 1]; ++a) {
+                ready &= added[G.after[a]] != 0;
+                deps.push_back(dag_nodes[g][G.after[a]]);
+            }
+            if (!ready) continue;
+            const Op& nd = G.nodes[k];
+            tl_note = "building graph '" + G.name + "' node " + std::to_string(k) + " (" + to_string(nd.kind) + ")";
+            cudaGraphNode_t* out = &dag_nodes[g][k];
+            const cudaGraphNode_t* dp = deps.empty() ? nullptr : deps.data();
+            switch (nd.kind) {
+                case OpKind::Kernel: {
+                    const Launch& L = node_launch[g][k];
+                    CK(add_op_kernel_node(out, graphs[g], dp, deps.size(), L.grid, L.block, L.smem, L.args));
+                    break;
+                }
+                case OpKind::Memcpy: {
+                    CopyArgs c = copy_args(nd, gscr);
+                    if (nd.bytes) CK(cudaGraphAddMemcpyNode1D(out, graphs[g], dp, deps.size(), c.dst, c.src, nd.bytes, c.kind));
+                    else CK(cudaGraphAddEmptyNode(out, graphs[g], dp, deps.size()));
+                    break;
+                }
+                case OpKind::Memset: {
+                    if (!nd.bytes) {
+                        CK(cudaGraphAddEmptyNode(out, graphs[g], dp, deps.size()));
+                        break;
+                    }
+                    cudaMemsetParams m{};
+                    m.dst = gscr.dev_dst ? gscr.dev_dst : tiny_dev;
+                    m.value = 0;
+                    m.elementSize = 1;
+                    m.width = nd.bytes;
+                    m.height = 1;
+                    m.pitch = 0;
+                    CK(cudaGraphAddMemsetNode(out, graphs[g], dp, deps.size(), &m));
+                    break;
+                }
+                case OpKind::HostFunc: {
+                    cudaHostNodeParams h{};
+                    h.fn = host_func_cb;
+                    h.userData = node_stamps[g][k].get();
+                    CK(cudaGraphAddHostNode(out, graphs[g], dp, deps.size(), &h));
+                    break;
+                }
+                default: runtime_fail("internal: graph node of an unsupported kind", __FILE__, __LINE__);
+            }
+            dag_ids[g][k] = cupti::node_id(dag_nodes[g][k]);
+            added[k] = 1;
+            ++done;
+        }
+        if (done == before) runtime_fail(("graph '" + G.name + "': its node dependencies form a cycle").c_str(), __FILE__, __LINE__);
+    }
+    tl_note.clear();
 }
 
 // Allocation ops: the call is timed between a and b; bookkeeping stays outside.
-void Executor::exec_alloc(const Op& o, int w, int64_t& a, int64_t& b) {
-    (void)w;
+void Executor::exec_alloc(const Op& o, uint32_t i, int64_t& a, int64_t& b) {
     cudaStream_t s = o.stream >= 0 ? stream_of(o.stream) : cudaStreamLegacy;
     auto pop = [&](std::vector<std::vector<void*>>& stacks, const char* what) -> void* {
         std::lock_guard<std::mutex> lock(alloc_mu);
@@ -718,7 +894,7 @@ void Executor::exec_alloc(const Op& o, int w, int64_t& a, int64_t& b) {
             b = steady_ns();
             break;
         case OpKind::HostRegister:
-            q = reg_scratch[o.index];
+            q = reg_scratch[i];
             a = steady_ns();
             if (q) CK(cudaHostRegister(q, o.bytes, cudaHostRegisterDefault));
             b = steady_ns();
@@ -774,17 +950,19 @@ void Executor::enable_event_timing(bool all_gpu_ops) {
         ev_start.assign(P.ops.size(), nullptr);
         ev_end.assign(P.ops.size(), nullptr);
     }
-    for (const Op& o : P.ops) {
-        if (!has_gpu_phase(o.kind) || o.graph_node || o.kind == OpKind::HostFunc) continue;  // host funcs: callback stamps
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
+        const GpuTiming t = gpu_timing(o.kind);
+        if (t == GpuTiming::None || o.graph_node || t == GpuTiming::Callback) continue;  // host funcs: callback stamps
         if (!all_gpu_ops && o.kind != OpKind::Prefetch) continue;
-        if (!is_marker(o.kind) && !ev_start[o.index]) CK(cudaEventCreate(&ev_start[o.index]));
-        if (!ev_end[o.index]) CK(cudaEventCreate(&ev_end[o.index]));
-        ev_timed[o.index] = 1;
+        if (t != GpuTiming::Marker && !ev_start[i]) CK(cudaEventCreate(&ev_start[i]));
+        if (!ev_end[i]) CK(cudaEventCreate(&ev_end[i]));
+        ev_timed[i] = 1;
     }
 }
 
 void Executor::setup_tasks() {
-    if (!P.tasks) return;
+    if (!P.tasks_form) return;
     const size_t n = P.ops.size();
     host_done.reset(new std::atomic<uint32_t>[n]);
     issued.reset(new std::atomic<uint32_t>[n]);
@@ -829,9 +1007,10 @@ void Executor::start_workers() {
         g_progress_names.push_back(w == PL.issuer_thread ? std::string("gpu-task issuer") : P.threads[w].name);
     }
     g_nprogress.store(PL.issuers, std::memory_order_release);
-    for (int w = 0; w < PL.issuers; ++w) workers.emplace_back(&Executor::worker, this, w);
+    for (int w = 0; w < PL.issuers; ++w)
+        if (!PL.late[w]) workers.emplace_back(&Executor::worker, this, w);
     std::unique_lock<std::mutex> lock(mu);
-    cv_done.wait(lock, [&] { return setup_done == PL.issuers; });
+    cv_done.wait(lock, [&] { return setup_done == PL.persistent; });
 }
 
 void Executor::stop_workers() {
@@ -867,6 +1046,7 @@ void Executor::worker(int w) {
         if (w == PL.issuer_thread) run_issuer(w);
         else run_thread(w);
         tl_op = -1;
+        finished[w].store(token, std::memory_order_release);
         CK(cudaDeviceSynchronize());
         thread_end[w] = steady_ns();
         g_progress[w] = -2;
@@ -880,42 +1060,47 @@ void Executor::worker(int w) {
 CopyArgs Executor::copy_args(const Op& o, const ScratchPtrs& s) const {
     CopyArgs c;
     void* host = nullptr;
-    if (o.memory == Mem::Pinned) host = s.pinned;
-    else if (o.memory == Mem::Pageable) host = s.pageable;
-    else if (o.memory == Mem::Managed) host = o.buffer >= 0 ? buf[o.buffer] : s.managed;
+    if (o.host_mem == MemKind::Pinned) host = s.pinned;
+    else if (o.host_mem == MemKind::Pageable) host = s.pageable;
+    else if (o.host_mem == MemKind::Managed) host = o.buffer >= 0 ? buf[o.buffer] : s.managed;
     switch (o.dir) {
-        case Dir::H2D:
+        case CopyDir::H2D:
             c.src = host;
             c.dst = s.dev_dst;
-            c.kind = o.memory == Mem::Managed ? cudaMemcpyDefault : cudaMemcpyHostToDevice;
+            c.kind = o.host_mem == MemKind::Managed ? cudaMemcpyDefault : cudaMemcpyHostToDevice;
             break;
-        case Dir::D2H:
+        case CopyDir::D2H:
             c.src = s.dev_src;
             c.dst = host;
-            c.kind = o.memory == Mem::Managed ? cudaMemcpyDefault : cudaMemcpyDeviceToHost;
+            c.kind = o.host_mem == MemKind::Managed ? cudaMemcpyDefault : cudaMemcpyDeviceToHost;
             break;
-        case Dir::D2D:
+        case CopyDir::D2D:
             c.src = s.dev_src;
             c.dst = s.dev_dst;
             c.kind = cudaMemcpyDeviceToDevice;
             break;
     }
     // Zero-byte copies still make their call; give them valid pointers.
-    bool host_dst = o.dir == Dir::D2H, host_src = o.dir == Dir::H2D;
+    bool host_dst = o.dir == CopyDir::D2H, host_src = o.dir == CopyDir::H2D;
     if (!c.src) c.src = host_src ? tiny_host : tiny_dev;
     if (!c.dst) c.dst = host_dst ? tiny_host : tiny_dev;
     return c;
 }
 
-void Executor::issue(const Op& o, cudaStream_t s, const CopyArgs& c) {
+void Executor::issue(uint32_t i, cudaStream_t s, const CopyArgs& c) {
+    const Op& o = P.ops[i];
     switch (o.kind) {
         case OpKind::Kernel: {
-            const Launch& L = launch[o.index];
+            const Launch& L = launch[i];
             CK(launch_op_kernel(L.grid, L.block, L.smem, s, L.args));
             break;
         }
         case OpKind::Memcpy:
-            if (!o.sync) CK(cudaMemcpyAsync(c.dst, c.src, o.bytes, c.kind, s));
+            if (const hetsim::Site& st = P.site(o); st.rows) {  // pitched: cudaMemcpy2D(Async)
+                const size_t width = o.bytes / st.rows;
+                if (!o.sync) CK(cudaMemcpy2DAsync(c.dst, st.dpitch, c.src, st.spitch, width, st.rows, c.kind, s));
+                else CK(cudaMemcpy2D(c.dst, st.dpitch, c.src, st.spitch, width, st.rows, c.kind));
+            } else if (!o.sync) CK(cudaMemcpyAsync(c.dst, c.src, o.bytes, c.kind, s));
             else if (per_thread(o.stream)) CK(cudaMemcpy_ptds(c.dst, c.src, o.bytes, c.kind));
             else CK(cudaMemcpy(c.dst, c.src, o.bytes, c.kind));
             break;
@@ -936,7 +1121,7 @@ void Executor::issue(const Op& o, cudaStream_t s, const CopyArgs& c) {
             CK(cudaMemPrefetchAsync(buf[o.buffer], o.bytes, loc, 0, s));
             break;
         }
-        case OpKind::HostFunc: CK(cudaLaunchHostFunc(s, host_func_cb, op_stamps[o.index].get())); break;
+        case OpKind::HostFunc: CK(cudaLaunchHostFunc(s, host_func_cb, op_stamps[i].get())); break;
         case OpKind::GraphInstantiate: {
             cudaGraphExec_t e = nullptr;
             CK(cudaGraphInstantiate(&e, graphs[o.graph], 0));
@@ -949,7 +1134,7 @@ void Executor::issue(const Op& o, cudaStream_t s, const CopyArgs& c) {
             cudaGraphExec_t e = cur_exec[o.graph].load();
             if (!e)
                 runtime_fail(("graph '" + P.graphs[o.graph].name + "' is launched before any graph_instantiate of it in this run").c_str(), __FILE__, __LINE__);
-            launch_seq[o.index] = launch_count[o.graph].fetch_add(1);
+            launch_seq[i] = launch_count[o.graph].fetch_add(1);
             CK(cudaGraphLaunch(e, s));
             break;
         }
@@ -962,10 +1147,10 @@ void Executor::exec_op(uint32_t i, int w) {
     tl_op = int(i);
     g_progress[w].store(i, std::memory_order_relaxed);
     OpTimes* T = instr ? &cur->ops[i] : nullptr;
-    if (o.kind == OpKind::Host) {
+    if (o.kind == OpKind::HostWork) {
         int64_t a = steady_ns();
-        for (uint32_t u : o.uses) touch_host_pages(buf[u], P.buffers[u].bytes);
-        int64_t until = steady_ns() + o.duration_ps / 1000;
+        for (const uint32_t* u = P.uses_begin(o); u != P.uses_begin(o) + P.uses_count(o); ++u) touch_host_pages(buf[*u], P.buffers[*u].bytes);
+        int64_t until = steady_ns() + o.duration.ps() / 1000;
         int64_t b;
         while ((b = steady_ns()) < until) {
         }
@@ -977,12 +1162,15 @@ void Executor::exec_op(uint32_t i, int w) {
     }
     if (o.graph_node) {
         // Executed by its graph_launch: no host call; host times = the launch call's end.
-        if (T && !std::isnan(cur->ops[o.launch_op].host_end)) T->host_start = T->host_end = cur->ops[o.launch_op].host_end;
+        const int launch_op = PL.launch_of[i];
+        if (T && !std::isnan(cur->ops[launch_op].host_end)) T->host_start = T->host_end = cur->ops[launch_op].host_end;
         return;
     }
-    if (is_alloc(o.kind)) {
+    if (Program::is_allocation(o.kind) || o.kind == OpKind::QueuePut || o.kind == OpKind::QueueGet || o.kind == OpKind::HostWait ||
+        o.kind == OpKind::Join || o.kind == OpKind::Barrier) {
         int64_t a = 0, b = 0;
-        exec_alloc(o, w, a, b);
+        if (Program::is_allocation(o.kind)) exec_alloc(o, i, a, b);
+        else exec_handoff(o, a, b);
         if (T) {
             T->host_start = double(a - t0);
             T->host_end = double(b - t0);
@@ -999,7 +1187,7 @@ void Executor::exec_op(uint32_t i, int w) {
     if (ev && ev_start[i]) CK(cudaEventRecord(ev_start[i], s));
     if (cu) cupti::push(ext_id(i));
     int64_t a = steady_ns();
-    issue(o, s, c);
+    issue(i, s, c);
     int64_t b = steady_ns();
     if (cu) cupti::pop();
     if (ev) CK(cudaEventRecord(ev_end[i], s));
@@ -1014,13 +1202,77 @@ void Executor::exec_op(uint32_t i, int w) {
     }
 }
 
+// Host queues, flags, joins and the barrier between steady-state iterations: the host phase is
+// the whole call, waiting included.
+void Executor::exec_handoff(const Op& o, int64_t& a, int64_t& b) {
+    a = steady_ns();
+    switch (o.kind) {
+        case OpKind::QueuePut: queues_rt[o.queue].put(); break;
+        case OpKind::QueueGet: queues_rt[o.queue].get(); break;
+        case OpKind::HostWait: flags_rt[o.flag].wait(); break;
+        case OpKind::Join: {
+            const int t = o.target;
+            if (PL.late[t]) {
+                // Created by an op of this run (perhaps not yet): then std::thread::join.
+                while (spawned[t].load(std::memory_order_acquire) != token) std::this_thread::yield();
+                late[t].join();
+                joined[t] = 1;
+            } else {
+                // A thread of time zero (a runner worker): until it has run its ops.
+                while (finished[t].load(std::memory_order_acquire) != token) std::this_thread::yield();
+            }
+            break;
+        }
+        case OpKind::Barrier:
+            CK(cudaDeviceSynchronize());
+            arrive_barrier();
+            break;
+        default: break;
+    }
+    b = steady_ns();
+}
+
+// Every program thread meets here; the last to arrive releases them all (a spinning barrier, as
+// the start of a run is). The release of the last one begins the measured iteration.
+void Executor::arrive_barrier() {
+    const uint32_t g = bar_gen.load(std::memory_order_acquire);
+    if (bar_arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == uint32_t(P.threads.size())) {
+        bar_arrived.store(0, std::memory_order_relaxed);
+        const int64_t release = steady_ns();
+        if (++bar_passed == P.warmup) measured_from = release;
+        bar_gen.store(g + 1, std::memory_order_release);
+        return;
+    }
+    while (bar_gen.load(std::memory_order_acquire) == g) cpu_relax();
+}
+
+// A thread created by an op (start_after), right after that op's host call returned.
+void Executor::spawn(int t) {
+    late[t] = std::thread(&Executor::late_thread, this, t);
+    spawned[t].store(token, std::memory_order_release);
+}
+
+void Executor::late_thread(int w) {
+    tl_thread = g_progress_names[w].c_str();
+    run_thread(w);
+    tl_op = -1;
+    thread_end[w] = steady_ns();
+    finished[w].store(token, std::memory_order_release);
+    g_progress[w] = -2;
+    if (done_count.fetch_add(1) + 1 == PL.issuers) {
+        std::lock_guard<std::mutex> lock(mu);
+        cv_done.notify_all();
+    }
+}
+
 void Executor::run_thread(int w) {
-    const bool tasks = P.tasks;
+    const bool tasks = P.tasks_form;
     for (uint32_t i : PL.issuer_ops[w]) {
         if (tasks) {
             tl_op = int(i);
             g_progress[w].store(i, std::memory_order_relaxed);
-            for (uint32_t a : P.ops[i].after) {
+            for (const uint32_t* ap = P.after_begin(i); ap != P.after_end(i); ++ap) {
+                const uint32_t a = *ap;
                 if (P.ops[a].thread >= 0) {
                     while (host_done[a].load(std::memory_order_acquire) != token) cpu_relax();
                 } else {
@@ -1030,6 +1282,7 @@ void Executor::run_thread(int w) {
             }
         }
         exec_op(i, w);
+        for (int t : PL.started_by[i]) spawn(t);
         if (tasks) {
             host_done[i].store(token, std::memory_order_release);
             int slot = PL.host_flag_slot[i];
@@ -1043,7 +1296,8 @@ void Executor::run_issuer(int w) {
         const Op& o = P.ops[g];
         cudaStream_t s = stream_of(o.stream);
         tl_op = int(g);
-        for (uint32_t a : o.after) {
+        for (const uint32_t* ap = P.after_begin(g); ap != P.after_end(g); ++ap) {
+            const uint32_t a = *ap;
             const Op& dep = P.ops[a];
             if (dep.thread < 0) {
                 if (dep.stream != o.stream) CK(cudaStreamWaitEvent(s, done_ev[a], 0));
@@ -1102,22 +1356,38 @@ RunResult Executor::run_once(bool instrumented) {
     if (instr && timing == Timing::Cupti) off_before = cupti::clock_offset(&win);
     ready = 0;
     done_count = 0;
+    bar_arrived = 0;
+    bar_passed = 0;
+    measured_from = 0;
     {
         std::lock_guard<std::mutex> lock(mu);
         ++gen;
     }
     cv_start.notify_all();
-    while (ready.load() != PL.issuers) cpu_relax();
+    for (int w = 0; w < PL.issuers; ++w)
+        if (PL.late[w]) g_progress[w] = -1;
+    while (ready.load() != PL.persistent) cpu_relax();
     t0 = steady_ns();
     go.store(gen, std::memory_order_release);
     {
         std::unique_lock<std::mutex> lock(mu);
         cv_done.wait(lock, [&] { return done_count.load() == PL.issuers; });
     }
+    // Threads created by ops that no join op joined.
+    for (int w = 0; w < PL.issuers; ++w) {
+        if (PL.late[w] && !joined[w] && late[w].joinable()) late[w].join();
+        joined[w] = 0;
+    }
     CK(cudaDeviceSynchronize());
     int64_t last = t0;
     for (int64_t e : thread_end) last = std::max(last, e);
-    r.end_to_end_sync_ns = double(last - t0);
+    if (P.warmup) {
+        if (bar_passed != P.warmup)
+            runtime_fail(("the run passed " + std::to_string(bar_passed) + " barriers, the program has warmup " + std::to_string(P.warmup)).c_str(),
+                         __FILE__, __LINE__);
+        r.measured_from_ns = double(measured_from - t0);
+    }
+    r.end_to_end_sync_ns = double(last - t0) - r.measured_from_ns;
     if (instr) {
         int saved = g_phase.load();
         g_phase = int(Phase::Collect);
@@ -1138,13 +1408,14 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
     std::unordered_map<uint64_t, cupti::Span> spans;
     if (timing == Timing::Cupti) cupti::collect(spans);
     size_t missing = 0, expected = 0;
-    for (const Op& o : P.ops) {
-        OpTimes& T = r.ops[o.index];
+    for (uint32_t i = 0; i < P.ops.size(); ++i) {
+        const Op& o = P.ops[i];
+        OpTimes& T = r.ops[i];
         const double call_end = o.thread >= 0 ? T.host_end : T.issue_end;
         if (o.kind == OpKind::HostFunc) {
             // The callback's own host-clock stamps.
-            const Stamps* st = o.graph_node ? node_stamps[o.graph][o.node].get() : op_stamps[o.index].get();
-            uint32_t k = o.graph_node ? launch_seq[o.launch_op] : 0;
+            const Stamps* st = o.graph_node ? node_stamps[PL.graph_of_node(P, i)][PL.node_of[i]].get() : op_stamps[i].get();
+            uint32_t k = o.graph_node ? launch_seq[PL.launch_of[i]] : 0;
             if (st && k < st->n.load() && k < st->start.size()) {
                 T.gpu_start = double(st->start[k] - t0);
                 T.gpu_end = double(st->end[k] - t0);
@@ -1154,8 +1425,24 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
         if (o.graph_node) {
             if (timing != Timing::Cupti) continue;
             ++expected;
-            auto it = spans.find(ext_id(uint32_t(o.launch_op)));
-            int rank = node_rank[o.graph][o.node];
+            auto it = spans.find(ext_id(uint32_t(PL.launch_of[i])));
+            const int g = PL.graph_of_node(P, i);
+            if (!P.graphs[g].chain()) {
+                // Nodes with dependencies: the record whose node id is this node's.
+                const uint64_t id = dag_ids[g][PL.node_of[i]];
+                size_t found = SIZE_MAX;
+                if (it != spans.end() && id)
+                    for (size_t k = 0; k < it->second.nodes.size() && found == SIZE_MAX; ++k)
+                        if (it->second.nodes[k] == id) found = k;
+                if (found == SIZE_MAX) {
+                    ++missing;
+                    continue;
+                }
+                T.gpu_start = double(int64_t(it->second.parts[found].first) - cupti_offset - t0);
+                T.gpu_end = double(int64_t(it->second.parts[found].second) - cupti_offset - t0);
+                continue;
+            }
+            int rank = node_rank[g][PL.node_of[i]];
             if (it == spans.end() || rank < 0) {
                 ++missing;
                 continue;
@@ -1170,33 +1457,33 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
             T.gpu_end = double(int64_t(parts[rank].second) - cupti_offset - t0);
             continue;
         }
-        if (ev_timed[o.index]) {
+        if (ev_timed[i]) {
             float ms = 0;
-            CK(cudaEventElapsedTime(&ms, ev_ref, ev_end[o.index]));
+            CK(cudaEventElapsedTime(&ms, ev_ref, ev_end[i]));
             T.gpu_end = ref_abs_ns + double(ms) * 1e6 - double(t0);
-            if (ev_start[o.index]) {
-                CK(cudaEventElapsedTime(&ms, ev_ref, ev_start[o.index]));
+            if (ev_start[i]) {
+                CK(cudaEventElapsedTime(&ms, ev_ref, ev_start[i]));
                 T.gpu_start = ref_abs_ns + double(ms) * 1e6 - double(t0);
             } else {
                 T.gpu_start = T.gpu_end;
             }
             // A blocking call returns only after its GPU work: the end event, recorded after the
             // return, is late by the wake-up; the return bounds the end.
-            bool blocking = o.sync || (o.kind == OpKind::Memcpy && o.memory == Mem::Pageable && o.dir == Dir::D2H);
+            bool blocking = o.sync || (o.kind == OpKind::Memcpy && o.host_mem == MemKind::Pageable && o.dir == CopyDir::D2H);
             if (blocking && !std::isnan(call_end)) {
                 T.gpu_end = std::min(T.gpu_end, call_end);
                 T.gpu_start = std::min(T.gpu_start, T.gpu_end);
             }
         } else if (timing == Timing::Cupti && (o.kind == OpKind::Kernel || o.kind == OpKind::Memcpy || o.kind == OpKind::Memset)) {
             ++expected;
-            auto it = spans.find(ext_id(o.index));
+            auto it = spans.find(ext_id(i));
             if (it == spans.end()) {
                 ++missing;
                 continue;
             }
             T.gpu_start = double(int64_t(it->second.start) - cupti_offset - t0);
             T.gpu_end = double(int64_t(it->second.end) - cupti_offset - t0);
-        } else if (is_marker(o.kind)) {
+        } else if (gpu_timing(o.kind) == GpuTiming::Marker) {
             T.gpu_start = T.gpu_end = call_end;  // CUPTI has no record of markers
         }
     }
@@ -1205,6 +1492,7 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
         if (!std::isnan(T.host_end)) r.end_to_end_ns = std::max(r.end_to_end_ns, T.host_end);
         if (!std::isnan(T.gpu_end)) r.end_to_end_ns = std::max(r.end_to_end_ns, T.gpu_end);
     }
+    r.end_to_end_ns -= r.measured_from_ns;  // steady state: the window of the measured iteration
     probe_expected = expected;
     probe_missing = missing;
 }
@@ -1212,7 +1500,7 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
 void Executor::reset() {
     CK(cudaDeviceSynchronize());
     for (size_t i = 0; i < P.buffers.size(); ++i)
-        if (P.buffers[i].kind == Mem::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].on_device, calib);
+        if (P.buffers[i].kind == MemKind::Managed) prefetch_to(buf[i], P.buffers[i].bytes, P.buffers[i].managed_on_device, calib);
     for (int t = 0; t < PL.issuers; ++t) prefetch_to(scr[t].managed, PL.scratch[t].managed, false, calib);
     CK(cudaStreamSynchronize(calib));
     // Fresh program events: a wait on an event not yet recorded in this run must not bind to
@@ -1229,6 +1517,8 @@ void Executor::reset() {
         cur_exec[g].store(nullptr);
         launch_count[g].store(0);
     }
+    for (size_t q = 0; q < P.queues.size(); ++q) queues_rt[q].items = 0;  // what a run left in its queues
+    for (size_t f = 0; f < P.flags.size(); ++f) flags_rt[f].sets = 0;
     for (auto& st : op_stamps)
         if (st) st->n.store(0);
     for (auto& v : node_stamps)
@@ -1341,11 +1631,12 @@ Measurement Executor::run_all() {
 
 Measurement execute(const Program& p, const Plan& plan, const Options& opt) {
     g_program = &p;
+    g_program_file = plan.file;
     // Before the first CUDA (and CUPTI) call: the number of hardware queues streams map onto.
-    if (p.options.max_connections > 0) setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(p.options.max_connections).c_str(), 1);
+    if (p.max_connections > 0) setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(p.max_connections).c_str(), 1);
     // Load every module at context creation so that no timed launch pays lazy loading; a cold
     // start measures the first launches as a fresh process pays them.
-    if (!p.options.cold_start) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+    if (!p.cold_start) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     Executor ex(p, plan, opt);
     return ex.run_all();
 }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "program.hpp"
+#include "plan.hpp"
 
 namespace runner {
 
@@ -37,8 +37,11 @@ struct OpTimes {
 
 struct RunResult {
     std::vector<OpTimes> ops;  // instrumented runs only
-    double end_to_end_ns = 0;  // instrumented: max over ops of host_end, gpu_end
-    double end_to_end_sync_ns = 0;  // last thread done after its final cudaDeviceSynchronize
+    // Steady state (Program::warmup > 0): the release of the last barrier between iterations, from
+    // time zero; the end-to-end times below are windows from it (0 without warm-up iterations).
+    double measured_from_ns = 0;
+    double end_to_end_ns = 0;  // instrumented: max over ops of host_end, gpu_end (less measured_from_ns)
+    double end_to_end_sync_ns = 0;  // last thread done after its final cudaDeviceSynchronize (less measured_from_ns)
 };
 
 struct Measurement {

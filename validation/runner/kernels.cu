@@ -66,6 +66,20 @@ cudaError_t launch_op_kernel(unsigned grid, unsigned block, size_t smem, cudaStr
     return cudaLaunchKernel(reinterpret_cast<const void*>(&op_kernel), dim3(grid), dim3(block), args, smem, s);
 }
 
+cudaError_t add_op_kernel_node(cudaGraphNode_t* node, cudaGraph_t graph, const cudaGraphNode_t* deps, size_t ndeps, unsigned grid,
+                               unsigned block, size_t smem, const KernelArgs& a) {
+    KernelArgs copy = a;  // the parameters are copied into the node
+    void* args[] = {&copy};
+    cudaKernelNodeParams p{};
+    p.func = reinterpret_cast<void*>(&op_kernel);
+    p.gridDim = dim3(grid);
+    p.blockDim = dim3(block);
+    p.sharedMemBytes = unsigned(smem);
+    p.kernelParams = args;
+    p.extra = nullptr;
+    return cudaGraphAddKernelNode(node, graph, deps, ndeps, &p);
+}
+
 cudaError_t op_kernel_occupancy(int* blocks_per_sm, int block, size_t smem) {
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, reinterpret_cast<const void*>(&op_kernel), block, smem);
 }

@@ -24,7 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "exec.hpp"
-#include "program.hpp"
+#include "plan.hpp"
+#include "core/program_json.hpp"
 
 namespace {
 
@@ -73,7 +74,10 @@ double parse_real(const std::string& flag, const char* v, double lo) {
 
 Options parse_args(int argc, char** argv) {
     Options o;
-    for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+    for (int i = 0; i < argc; ++i) {
+        if (i) o.command_line += ' ';
+        o.command_line += argv[i];
+    }
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&]() -> const char* {
@@ -138,13 +142,12 @@ std::string hostname() {
     return b;
 }
 
-ojson measured_json(const runner::Program& p, const runner::Options& o, const runner::Measurement& m) {
-    using runner::OpKind;
+ojson measured_json(const runner::Program& p, const runner::Plan& plan, const runner::Options& o, const runner::Measurement& m) {
     ojson j;
     j["schema"] = "hetsim.measured";
     j["version"] = 1;
-    j["scenario"] = p.scenario;
-    j["program"] = p.file;
+    j["scenario"] = plan.scenario;
+    j["program"] = plan.file;
     j["source"] = p.source;
 
     // The median instrumented run (the lower median for an even count): its op times are
@@ -165,10 +168,10 @@ ojson measured_json(const runner::Program& p, const runner::Options& o, const ru
     md["command"] = o.command_line;
     md["runs"] = o.runs;
     md["warmup"] = o.warmup;
-    md["options"] = {{"sync", p.options.blocking_sync ? "blocking" : "spin"},
-                     {"cold_start", p.options.cold_start},
-                     {"max_connections", p.options.max_connections}};
-    md["cold_start"] = p.options.cold_start;
+    md["options"] = {{"sync", p.blocking_sync ? "blocking" : "spin"},
+                     {"cold_start", p.cold_start},
+                     {"max_connections", p.max_connections}};
+    md["cold_start"] = p.cold_start;
     md["warmup_runs_done"] = m.warmup_done;
     md["timing"] = m.timing;
     if (!m.timing_note.empty()) md["timing_note"] = m.timing_note;
@@ -192,7 +195,7 @@ ojson measured_json(const runner::Program& p, const runner::Options& o, const ru
     md["median_run"] = med;
     md["peak_flops"] = o.peak_flops;
     md["register_emulation"] = m.register_emulation;
-    if (p.tasks) md["tasks_host_to_gpu_dependency"] = m.wait_value ? "cuStreamWaitValue32 on a host-written flag" : "one-thread poll kernel on a host-written flag";
+    if (p.tasks_form) md["tasks_host_to_gpu_dependency"] = m.wait_value ? "cuStreamWaitValue32 on a host-written flag" : "one-thread poll kernel on a host-written flag";
     md["emulation"] = ojson::array({
         "kernels with duration: every thread spins on %globaltimer for duration/waves from its block's start "
         "(waves from the CUDA occupancy of the runner's kernel at the given block size and shared memory)",
@@ -204,7 +207,13 @@ ojson measured_json(const runner::Program& p, const runner::Options& o, const ru
         "`uses`: the host reads one byte per page before its busy loop",
         "end_to_end_sync_runs_ns and uninstrumented_end_to_end_ns include each thread's final cudaDeviceSynchronize"});
 
+    if (p.warmup)
+        md["steady_state"] = "the program runs its body " + std::to_string(p.warmup + 1) +
+                             " times with a barrier (cudaDeviceSynchronize, then every host thread meets) between; ops of warm-up "
+                             "iterations carry \"warmup\": true; measured_from_ns is the release of the last barrier, and every "
+                             "end-to-end time (end_to_end_ns, *_runs_ns, uninstrumented) is the window from it";
     j["metadata"] = md;
+    if (p.warmup) j["measured_from_ns"] = ns_json(r.measured_from_ns);
     j["end_to_end_ns"] = ns_json(r.end_to_end_ns);
     ojson runs = ojson::array(), sync_runs = ojson::array(), un = ojson::array();
     for (const auto& t : m.timed) {
@@ -217,14 +226,16 @@ ojson measured_json(const runner::Program& p, const runner::Options& o, const ru
     j["uninstrumented_end_to_end_ns"] = un;
 
     ojson ops = ojson::array();
-    for (const runner::Op& op : p.ops) {
-        const runner::OpTimes& t = r.ops[op.index];
+    for (uint32_t i = 0; i < p.ops.size(); ++i) {
+        const runner::Op& op = p.ops[i];
+        const runner::OpTimes& t = r.ops[i];
         ojson e;
-        e["index"] = op.index;
-        e["name"] = op.name;
+        e["index"] = i;
+        e["name"] = p.op_name(i);
         e["kind"] = runner::to_string(op.kind);
         e["thread"] = op.thread;
         if (op.stream >= 0) e["stream"] = op.stream;
+        if (op.warmup) e["warmup"] = true;
         if (!std::isnan(t.host_start) && !std::isnan(t.host_end)) {
             e["host_start_ns"] = ns_json(t.host_start);
             e["host_end_ns"] = ns_json(t.host_end);
@@ -272,7 +283,7 @@ void write_atomically(const std::string& path, const std::string& text) {
 // options.cold_start: every measured run is a fresh process. The runner re-executes itself once
 // per run (--cold-child instrumented, then --cold-child plain for the uninstrumented runs), each
 // child making one run with no warm-up, and merges what they write.
-[[noreturn]] void run_cold(const runner::Program& prog, const Options& opt) {
+[[noreturn]] void run_cold(const runner::Plan& plan, const Options& opt) {
     runner::start_watchdog(opt.time_limit_s);
     auto child = [&](int k, bool instrumented) -> ojson {
         std::string out = opt.out_path + ".cold" + std::to_string(k) + (instrumented ? "i" : "p") + "." + std::to_string(getpid());
@@ -366,7 +377,7 @@ void write_atomically(const std::string& path, const std::string& text) {
     md["cold_start_note"] = "each instrumented and each uninstrumented run was a fresh process (the runner re-executed itself), "
                             "with no warm-up and lazy module loading; --warmup is ignored";
     write_atomically(opt.out_path, j.dump(2) + "\n");
-    std::fprintf(stderr, "hetsim-runner: %s: %d cold-start runs, median end to end %.3f us; wrote %s\n", prog.scenario.c_str(), opt.runs,
+    std::fprintf(stderr, "hetsim-runner: %s: %d cold-start runs, median end to end %.3f us; wrote %s\n", plan.scenario.c_str(), opt.runs,
                  e2e(med) / 1000.0, opt.out_path.c_str());
     for (const auto& w : seen) std::fprintf(stderr, "hetsim-runner: warning: %s\n", w.c_str());
     std::fflush(stderr);
@@ -380,17 +391,18 @@ int main(int argc, char** argv) {
     runner::Program prog;
     runner::Plan plan;
     try {
-        prog = runner::load_program(opt.program_path);
-        plan = runner::make_plan(prog);
-    } catch (const runner::InputError& e) {
-        std::fprintf(stderr, "hetsim-runner: %s: %s\n", opt.program_path.c_str(), e.what());
+        std::string scenario;
+        prog = hetsim::read_program_file(opt.program_path, &scenario);
+        plan = runner::make_plan(prog, opt.program_path, scenario);
+    } catch (const hetsim::InputError& e) {  // "FILE: error: PATH: message"
+        std::fprintf(stderr, "hetsim-runner: %s\n", e.what());
         return 2;
     }
     if (opt.check) {
         runner::print_plan(prog, plan, stdout, opt.verbose, opt.peak_flops);
         return 0;
     }
-    if (prog.options.cold_start && !opt.cold_child) run_cold(prog, opt);
+    if (prog.cold_start && !opt.cold_child) run_cold(plan, opt);
     runner::start_watchdog(opt.time_limit_s);
     runner::Measurement m = runner::execute(prog, plan, opt);
     if (opt.cold_child == 2) {
@@ -404,9 +416,9 @@ int main(int argc, char** argv) {
         std::fflush(stderr);
         std::_Exit(0);
     }
-    std::string text = measured_json(prog, opt, m).dump(2) + "\n";
+    std::string text = measured_json(prog, plan, opt, m).dump(2) + "\n";
     write_atomically(opt.out_path, text);
-    std::fprintf(stderr, "hetsim-runner: %s: %d timed runs (%s), median end to end %.3f us; wrote %s\n", prog.scenario.c_str(), opt.runs,
+    std::fprintf(stderr, "hetsim-runner: %s: %d timed runs (%s), median end to end %.3f us; wrote %s\n", plan.scenario.c_str(), opt.runs,
                  m.timing.c_str(), [&] {
                      std::vector<double> e;
                      for (const auto& r : m.timed) e.push_back(r.end_to_end_ns);

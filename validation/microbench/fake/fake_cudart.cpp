@@ -66,6 +66,12 @@ cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind, cu
     busy(int64_t(n / 50000) + 1000);  // ~50 GB/s + 1 us
     return cudaSuccess;
 }
+cudaError_t cudaMemcpy2DAsync(void* d, size_t dpitch, const void* s, size_t spitch, size_t w, size_t h, cudaMemcpyKind, cudaStream_t) {
+    if (w > dpitch || w > spitch) return cudaErrorInvalidPitchValue;
+    for (size_t r = 0; r < h; r += std::max<size_t>(1, h - 1)) copy_bytes(static_cast<char*>(d) + r * dpitch, static_cast<const char*>(s) + r * spitch, w);
+    busy(int64_t(h / 50) + 1000);  // ~20 ns a row + 1 us
+    return cudaSuccess;
+}
 cudaError_t cudaMemPrefetchAsync(const void*, size_t n, cudaMemLocation, unsigned, cudaStream_t) {
     busy(int64_t(n / 50000));
     return cudaSuccess;
