@@ -3,6 +3,7 @@
 //   tests/bad/NN_name.yaml              scenarios (and, through them, tests/bad/profiles/): hetsim run FILE
 //   tests/bad/measured/NN_name.json     measured timelines: hetsim compare tests/bad/measured/scenario.yaml FILE
 //   tests/bad/microbench/NN_name.json   microbenchmark samples: hetsim calibrate FILE -o OUT (OUT never written)
+//   tests/bad/import/NN_name.json       profiler traces: hetsim import FILE -o OUT (OUT never written)
 // Also the command-line errors of `hetsim run` (--set, --format, missing files).
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
@@ -80,6 +81,7 @@ const Part kParts[] = {
      [](const std::string& f, const std::string&) { return "compare tests/bad/measured/scenario.yaml " + f; }},
     {"microbench", ".json", 12,
      [](const std::string& f, const std::string& out) { return "calibrate " + f + " -o '" + out + "'"; }},
+    {"import", ".json", 11, [](const std::string& f, const std::string& out) { return "import " + f + " -o '" + out + "'"; }},
 };
 
 }  // namespace
