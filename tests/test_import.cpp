@@ -1,7 +1,7 @@
 // `hetsim import` on the hand-made Kineto traces of tests/import/traces (tests/import/make_traces.py
 // writes them from the format's documentation): the reader, the workload it becomes (threads,
 // steps, streams, events, what the knobs act on), the scenario text (it loads, every knob loads
-// and moves the prediction the way it should), and the CLI.
+// and moves the prediction the way it should), `hetsim compare` against the trace, and the CLI.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +16,7 @@
 #include "frontend/scenario.hpp"
 #include "import/emit.hpp"
 #include "import/kineto_trace.hpp"
+#include "import/measured.hpp"
 #include "import/workload.hpp"
 #include "sim/engine.hpp"
 
@@ -226,6 +227,26 @@ TEST_CASE("import: the scenario loads and its knobs act", "[import]") {
     }
 }
 
+TEST_CASE("import: compare against the trace", "[import]") {
+    const std::string y = scenario_of("train_pageable_sync.json");
+    Scenario sc = load_scenario_text(y, "imported.yaml");
+    MeasuredTrace m = read_kineto_measured(trace_path("train_pageable_sync.json"), sc.program);
+    CHECK(m.timeline.end_to_end == Time::ns(8'934'179));
+    size_t with_host = 0;
+    for (const OpRecord& r : m.timeline.ops) with_host += r.has_host();
+    CHECK(with_host == m.timeline.ops.size());
+    Timeline sim = simulate(sc.program, sc.profile);
+    std::vector<StepError> steps = step_errors(m, sim);
+    REQUIRE(steps.size() == 3);
+    for (const StepError& e : steps) CHECK(std::abs(e.error_pct) < 10);
+    // With a knob changed the program is another one: a clear error, not a wrong comparison.
+    LoadOptions lo;
+    lo.sets = {{"pin_memory", "true"}};
+    Scenario other = load_scenario_text(y, "imported.yaml", lo);
+    CHECK_THROWS_WITH(read_kineto_measured(trace_path("train_pageable_sync.json"), other.program),
+                      Contains("in the scenario but memcpy 'aten::copy_' in the trace"));
+}
+
 TEST_CASE("import: the command line", "[import]") {
     const fs::path dir = fs::temp_directory_path() / ("hetsim-import-" + std::to_string(::getpid()));
     fs::create_directories(dir);
@@ -239,6 +260,10 @@ TEST_CASE("import: the command line", "[import]") {
     CHECK(run.exit_code == 0);
     auto sw = hetsim_test::cli("sweep '" + out + "' --vary pin_memory=false,true -o '" + (dir / "s.csv").string() + "' -j 1");
     CHECK(sw.exit_code == 0);
+    auto cmp = hetsim_test::cli("compare '" + out + "' tests/import/traces/train_pageable_sync.json --format json");
+    CHECK(cmp.exit_code == 0);
+    nlohmann::json j = nlohmann::json::parse(cmp.out);
+    CHECK(j["steps"].size() == 3);
     auto stdout_only = hetsim_test::cli("import tests/import/traces/infer_graph.json.gz");
     CHECK(stdout_only.exit_code == 0);
     CHECK_THAT(stdout_only.out, Contains("graphs:"));
