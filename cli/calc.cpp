@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "frontend/expr.hpp"
 #include "models/calculators.hpp"
 
 namespace hetsim::cli {
@@ -38,7 +39,9 @@ const char* const kUsage =
     "  offload   transfer volume and exposed time per step of CPU-offloaded state\n"
     "  evidence  speedup, time saved and active/sync fractions of a candidate timeline\n"
     "\n"
-    "With no value flags a calculator prints the seed page's own examples.\n"
+    "With no value flags a calculator prints the seed page's own examples. A value is a plain\n"
+    "number in the flag's unit (--copy-ms 3.5) or has a unit as in scenario files (--copy-ms\n"
+    "3.5ms, --input-bytes 64MiB, --bandwidth-gbps 16GB/s, --state-gb 4GiB).\n"
     "Run 'hetsim calc <calculator> --help' for its flags.\n";
 
 // One printed quantity: name, value and unit ("" when dimensionless).
@@ -125,16 +128,49 @@ void print_json(const std::string& calculator, const std::vector<Case>& cases, s
 
 // --- parsing flag values -----------------------------------------------------------------
 
+// The unit a value flag is given in, from its name: "-ms" a time in ms, "-bytes" a size in
+// bytes, "-gbps" a bandwidth in decimal GB/s, "-gb" a size in decimal GB; others plain numbers.
+struct FlagUnit {
+    Dim dim;
+    double per_unit;   // base units (ps, bytes, bytes/s) per flag unit
+    const char* name;  // "ms", "bytes", ...
+};
+FlagUnit flag_unit(const std::string& flag) {
+    auto ends = [&](const char* suf) {
+        const std::string s(suf);
+        return flag.size() >= s.size() && flag.compare(flag.size() - s.size(), s.size(), s) == 0;
+    };
+    if (ends("-ms")) return {Dim::Time, 1e9, "ms"};
+    if (ends("-bytes")) return {Dim::Bytes, 1, "bytes"};
+    if (ends("-gbps")) return {Dim::Bandwidth, 1e9, "GB/s"};
+    if (ends("-gb")) return {Dim::Bytes, 1e9, "GB"};
+    return {Dim::None, 1, ""};
+}
+
+// A plain number in the flag's unit, or a value with a unit as scenario files write them
+// ("3.5ms", "64MiB", "16GB/s", "4GB"), converted to the flag's unit.
 double parse_number(const std::string& flag, const std::string& text) {
     const char* b = text.data();
     const char* e = text.data() + text.size();
     if (b != e && *b == '+') ++b;
     double v = 0;
     const auto [ptr, ec] = std::from_chars(b, e, v);
-    if (b == e || ec != std::errc() || ptr != e) {
-        throw CalcError("--" + flag + " expects a number, got '" + text + "'");
+    if (b != e && ec == std::errc() && ptr == e) return v;
+    const FlagUnit u = flag_unit(flag);
+    const std::string want = u.dim == Dim::Time ? "a time such as 3.5ms, or a number of ms"
+                             : u.dim == Dim::Bandwidth ? "a bandwidth such as 16GB/s, or a number of GB/s"
+                             : u.dim == Dim::Bytes ? std::string("a size such as 64MiB, or a number of ") + u.name
+                                                   : std::string("a number");
+    Value val;
+    try {
+        val = parse_literal(text);
+    } catch (const std::exception&) {
+        throw CalcError("--" + flag + " expects " + want + ", got '" + text + "'");
     }
-    return v;
+    if (u.dim == Dim::None || val.dim != u.dim)
+        throw CalcError("--" + flag + " expects " + want + ", got '" + text + "'" +
+                        (val.dim != Dim::None ? std::string(" (a ") + to_string(val.dim) + ")" : std::string()));
+    return val.as_double() / u.per_unit;
 }
 
 std::int64_t parse_count(const std::string& flag, const std::string& text) {

@@ -11,6 +11,7 @@
 #include "import/measured.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/compare.hpp"
+#include "report/html_report.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
 #include "report/svg_timeline.hpp"
@@ -26,7 +27,7 @@ namespace {
 const char* kCompareUsage = "usage: hetsim compare SCENARIO.yaml MEASURED.json [options]  (MEASURED: hetsim-runner output, or the PyTorch profiler trace SCENARIO was imported from)";
 
 struct CompareArgs {
-    std::string scenario, measured, format = "text", trace, svg, max_memory;
+    std::string scenario, measured, format = "text", trace, svg, html, max_memory;
     std::vector<std::string> sets;
     uint64_t max_ops = 20'000'000;
     double max_error = -1;  // < 0: no check
@@ -60,9 +61,10 @@ int compare_main(const std::vector<std::string>& args) {
         ("set", po::value(&a.sets)->composing(), "override a param (name=value) or a profile parameter (hardware.key=value); repeatable")
         ("max-ops", po::value(&a.max_ops)->default_value(a.max_ops), "cap on ops after loop expansion")
         ("max-memory", po::value(&a.max_memory), "cap on the run's estimated memory, e.g. 8GiB (default: 3/4 of this machine's memory; 0: none)")
-        ("max-error", po::value<double>(), "exit 1 when |end-to-end error| exceeds this many percent")
+        ("max-error", po::value<double>(), "exit 1 when |end-to-end error| exceeds this many percent (against the median of the uninstrumented runs, as hetsim validate judges, where the file has them)")
         ("trace", po::value(&a.trace), "write a Chrome trace with both timelines (simulated pids 1/2, measured 3/4)")
         ("svg", po::value(&a.svg), "write an SVG of both timelines on one time axis")
+        ("report", po::value(&a.html), "write a self-contained HTML report: both timelines, metrics side by side, per-op errors")
         ("format", po::value(&a.format)->default_value("text"), "text or json (printed to stdout)")
         ("top", po::value(&a.top)->default_value(a.top), "how many of the largest per-op errors to list");
     po::options_description all;
@@ -103,11 +105,18 @@ int compare_main(const std::vector<std::string>& args) {
     // `hetsim import` made from it, with per-step errors (import/measured.hpp).
     const bool kineto = import::looks_like_kineto(a.measured);
     import::MeasuredTrace kt;
-    if (kineto) kt = import::read_kineto_measured(a.measured, sc.program);
-    Timeline measured = kineto ? kt.timeline : report::read_measured_timeline(a.measured, sc.program);
+    report::Measured m;
+    if (kineto) {
+        kt = import::read_kineto_measured(a.measured, sc.program);
+        m.timeline = kt.timeline;
+    } else {
+        m = report::read_measured(a.measured, sc.program);
+    }
+    const Timeline& measured = m.timeline;
     Timeline simulated = simulate(sc.program, sc.profile);
     const std::vector<import::StepError> steps = kineto ? import::step_errors(kt, simulated) : std::vector<import::StepError>{};
-    report::Comparison c = report::compare_timelines(sc.program, simulated, measured, static_cast<size_t>(a.top));
+    report::Comparison c =
+        report::compare_timelines(sc.program, simulated, measured, static_cast<size_t>(a.top), m.uninstrumented);
 
     // Files first, each written whole or not at all; then stdout.
     if (!a.trace.empty())
@@ -122,6 +131,10 @@ int compare_main(const std::vector<std::string>& args) {
             report::write_svg_timelines(o, sc.program, {{"Simulated", &simulated}, {"Measured", &measured}}, title);
         }));
     }
+    if (!a.html.empty())
+        report::write_file_atomic(a.html, report::to_string_with([&](std::ostream& o) {
+            report::write_html_comparison(o, sc.program, simulated, measured, c, sc.name, a.scenario, a.measured);
+        }));
     if (a.format == "json") {
         nlohmann::json j = report::comparison_to_json(sc.program, c, a.scenario, a.measured);
         if (kineto) j["steps"] = steps_json(steps);
@@ -133,9 +146,9 @@ int compare_main(const std::vector<std::string>& args) {
 
     if (a.max_error >= 0 && std::fabs(c.error_pct) > a.max_error) {
         char msg[160];
-        std::snprintf(msg, sizeof msg, "hetsim: end-to-end error %.2f%% exceeds --max-error %g%%\n", std::fabs(c.error_pct),
+        std::snprintf(msg, sizeof msg, "hetsim: end-to-end error %.2f%% exceeds --max-error %g%%", std::fabs(c.error_pct),
                       a.max_error);
-        std::cerr << msg;
+        std::cerr << msg << " (measured: " << report::measured_basis(c) << ")\n";
         return 1;
     }
     return 0;

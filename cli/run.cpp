@@ -12,10 +12,12 @@
 #include "report/analysis.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/csv_report.hpp"
+#include "report/html_report.hpp"
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
 #include "core/program_json.hpp"
 #include "report/summary.hpp"
+#include "report/svg_timeline.hpp"
 #include "sim/engine.hpp"
 #include "sim/graph.hpp"
 
@@ -83,13 +85,15 @@ LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops,
 
 int run_main(const std::vector<std::string>& args) {
     Common c;
-    std::string format = "text", trace, csv, json_out, time_limit;
+    std::string format = "text", trace, csv, json_out, time_limit, svg, html;
     po::options_description d("run options");
     d.add_options()("help,h", "show this help")
         ("format", po::value(&format)->default_value("text"), "text or json (printed to stdout)")
         ("trace", po::value(&trace), "write a Chrome trace (open it in Perfetto) to this file")
         ("csv", po::value(&csv), "write one CSV row per op to this file")
         ("json", po::value(&json_out), "write the JSON report to this file")
+        ("svg", po::value(&svg), "write the timeline as SVG: a row per host thread, stream and engine, the critical path marked")
+        ("report", po::value(&html), "write a self-contained HTML report (timeline with tooltips, critical path, resources, metrics, warnings)")
         ("time-limit", po::value(&time_limit), "stop with an error past this simulated time, e.g. 10s");
     add_common(d, c);
     po::variables_map vm;
@@ -119,6 +123,18 @@ int run_main(const std::vector<std::string>& args) {
     if (!csv.empty())
         report::write_file_atomic(csv, report::to_string_with([&](std::ostream& o) { report::write_csv(o, sc.program, tl); }));
     if (!json_out.empty()) report::write_file_atomic(json_out, json_text + "\n");
+    if (!svg.empty()) {
+        report::SvgOptions so;
+        so.engine_lanes = true;
+        const std::string title = sc.name + ": end to end " + report::format_time(an.end_to_end);
+        report::write_file_atomic(svg, report::to_string_with([&](std::ostream& o) {
+            report::write_svg_timelines(o, sc.program, {{"Simulated", &tl, &an}}, title, so);
+        }));
+    }
+    if (!html.empty())
+        report::write_file_atomic(html, report::to_string_with([&](std::ostream& o) {
+            report::write_html_report(o, sc.program, tl, an, report::HtmlRun{sc.name, {}});
+        }));
     if (format == "json") std::cout << json_text << "\n";
     else report::write_summary(std::cout, sc.program, tl, an);
     return 0;
@@ -127,7 +143,11 @@ int run_main(const std::vector<std::string>& args) {
 int graph_main(const std::vector<std::string>& args) {
     Common c;
     std::string out;
-    po::options_description d("graph options");
+    // --help says how to draw it: Graphviz's dot is not part of hetsim.
+    po::options_description d(
+        "Draw the graph with Graphviz: hetsim graph FILE | dot -Tsvg > graph.svg\n"
+        "(Debian package graphviz; the ./hetsim launcher installs it with its other packages)\n\n"
+        "graph options");
     d.add_options()("help,h", "show this help")("output,o", po::value(&out), "write the DOT graph to this file instead of stdout");
     add_common(d, c);
     po::variables_map vm;

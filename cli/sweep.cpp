@@ -34,7 +34,7 @@ extern "C" void on_signal(int sig) {
 }
 
 struct SweepArgs {
-    std::string file, out, shard, plot, x, series, compare;
+    std::string file, out, shard, plot, x, series, compare, y = "end_to_end_ns";
     std::vector<std::string> varies, sets;
     bool zip = false, resume = false, overwrite = false, best = false, heatmap = false, no_cache = false;
     unsigned jobs = 0;
@@ -87,13 +87,16 @@ sweep::Sets parse_sets(const std::vector<std::string>& sets) {
     return out;
 }
 
-// Loads point 0, so that an unknown param or a bad value fails before any work, naming its option.
-void check_first_point(const sweep::SweepDef& def, const std::string& text) {
+// Loads point 0, so that an unknown param or a bad value fails before any work, naming its
+// option; returns its host threads' names (the utilisation columns).
+std::vector<std::string> check_first_point(const sweep::SweepDef& def, const std::string& text) {
     LoadOptions o;
     o.sets = def.point_sets(0);
     o.max_ops = def.max_ops;
     try {
-        load_scenario_text(text, def.scenario, o);
+        std::vector<std::string> threads;
+        for (const HostThread& t : load_scenario_text(text, def.scenario, o).program.threads) threads.push_back(t.name);
+        return threads;
     } catch (const InputError& e) {
         for (size_t i = 0; i < def.axes.size(); ++i)
             if (e.where().file.rfind("--set " + def.axes[i].name + "=", 0) == 0 || e.where().file == "--set " + def.axes[i].name)
@@ -195,6 +198,7 @@ int sweep_main(const std::vector<std::string>& args) {
         ("x", po::value(&a.x), "the plot's x axis (default: the first --vary)")
         ("series", po::value(&a.series), "the plot's lines or heat-map rows (default: --compare-param, else the next axis)")
         ("heatmap", po::bool_switch(&a.heatmap), "plot a heat map over --x and --series instead of lines")
+        ("y", po::value(&a.y), "the CSV column to plot (default end_to_end_ns), e.g. gpu_active_fraction, util:sm; crossovers compare it")
         ("set", po::value(&a.sets)->composing(), "fix a param or hardware.<key> for every point; repeatable")
         ("max-ops", po::value(&a.max_ops)->default_value(a.max_ops), "cap on ops after loop expansion")
         ("no-cache", po::bool_switch(&a.no_cache), "lower every point from scratch (slower; for checking)");
@@ -234,9 +238,9 @@ int sweep_main(const std::vector<std::string>& args) {
     def.max_ops = a.max_ops;
     def.check();
     sweep::Shard shard = a.shard.empty() ? sweep::Shard{} : sweep::parse_shard(a.shard);
-    check_first_point(def, text);
-    const sweep::PlotRequest plot_req{a.x, a.series, a.heatmap};
-    if (!a.plot.empty()) sweep::make_plot(def, {}, plot_req);  // a bad --x / --series fails before any work
+    def.host_threads = check_first_point(def, text);
+    const sweep::PlotRequest plot_req{a.x, a.series, a.heatmap, a.y};
+    if (!a.plot.empty() || vm.count("y")) sweep::make_plot(def, {}, plot_req);  // a bad --x / --series / --y fails before any work
 
     uint64_t total = def.points(), resumed = 0;
     std::vector<std::string> rows(total);
@@ -299,7 +303,10 @@ int sweep_main(const std::vector<std::string>& args) {
     if (!a.plot.empty() || (def.has_compare && !a.heatmap)) {
         sweep::PlotResult pr;
         try {
-            pr = sweep::make_plot(def, e2e, plot_req);
+            std::vector<double> ys = e2e;
+            if (a.y != "end_to_end_ns")
+                for (uint64_t p = 0; p < total; ++p) ys[p] = rows[p].empty() ? NAN : sweep::row_number(header, rows[p], a.y);
+            pr = sweep::make_plot(def, ys, plot_req);
         } catch (const InputError& e) {  // only crossovers were asked for, implicitly
             std::cerr << "hetsim sweep: no crossovers: " << e.message() << "\n";
             return 0;

@@ -73,12 +73,208 @@ std::string leading_unit(const std::string& rest) {
     return "";
 }
 
+using Op = ExprCode::Op;
+
+bool truthy(const Value& v) { return v.integral ? v.i != 0 : v.d != 0.0; }
+
+// Why an operation has no value; the parser words the message.
+enum class Fault : uint8_t { None, Dims, Overflow, MulDims, DivDims, DivZero, ModReal };
+
+// The arithmetic of the language, shared by the evaluator and compiled code.
+Fault apply_binary(Op op, const Value& l, const Value& r, Value& out) {
+    switch (op) {
+        case ExprCode::kOr: out = Value::integer(truthy(l) || truthy(r)); return Fault::None;
+        case ExprCode::kAnd: out = Value::integer(truthy(l) && truthy(r)); return Fault::None;
+        case ExprCode::kEq: case ExprCode::kNe: case ExprCode::kLe: case ExprCode::kGe: case ExprCode::kLt: case ExprCode::kGt: {
+            if (l.dim != r.dim) return Fault::Dims;
+            bool res;
+            if (l.integral && r.integral) {
+                const int64_t x = l.i, y = r.i;
+                res = op == ExprCode::kEq ? x == y : op == ExprCode::kNe ? x != y : op == ExprCode::kLe ? x <= y
+                    : op == ExprCode::kGe ? x >= y : op == ExprCode::kLt ? x < y : x > y;
+            } else {
+                const double a = l.as_double(), b = r.as_double();
+                res = op == ExprCode::kEq ? a == b : op == ExprCode::kNe ? a != b : op == ExprCode::kLe ? a <= b
+                    : op == ExprCode::kGe ? a >= b : op == ExprCode::kLt ? a < b : a > b;
+            }
+            out = Value::integer(res);
+            return Fault::None;
+        }
+        case ExprCode::kAdd: case ExprCode::kSub: {
+            if (l.dim != r.dim) return Fault::Dims;
+            if (l.integral && r.integral) {
+                int64_t v;
+                bool ovf = op == ExprCode::kAdd ? __builtin_add_overflow(l.i, r.i, &v) : __builtin_sub_overflow(l.i, r.i, &v);
+                if (ovf) return Fault::Overflow;
+                out = Value::integer(v, l.dim);
+            } else {
+                out = Value::real(op == ExprCode::kAdd ? l.as_double() + r.as_double() : l.as_double() - r.as_double());
+            }
+            return Fault::None;
+        }
+        case ExprCode::kMul: case ExprCode::kDiv: case ExprCode::kMod: {
+            Dim dim;
+            if (op == ExprCode::kMul) {
+                if (l.dim != Dim::None && r.dim != Dim::None) return Fault::MulDims;
+                dim = l.dim != Dim::None ? l.dim : r.dim;
+            } else if (l.dim == r.dim) {
+                dim = op == ExprCode::kMod ? l.dim : Dim::None;
+            } else if (r.dim == Dim::None) {
+                dim = l.dim;
+            } else {
+                return Fault::DivDims;
+            }
+            if (l.integral && r.integral) {
+                int64_t v = 0;
+                if (op == ExprCode::kMul) {
+                    if (__builtin_mul_overflow(l.i, r.i, &v)) return Fault::Overflow;
+                } else {
+                    if (r.i == 0) return Fault::DivZero;
+                    if (l.i == INT64_MIN && r.i == -1) return Fault::Overflow;  // the one quotient past 64 bits
+                    v = op == ExprCode::kDiv ? l.i / r.i : l.i % r.i;
+                }
+                out = Value::integer(v, dim);
+                return Fault::None;
+            }
+            if (op == ExprCode::kMod) return Fault::ModReal;
+            const double a = l.as_double(), b = r.as_double();
+            if (op == ExprCode::kDiv && b == 0) return Fault::DivZero;
+            const double res = op == ExprCode::kMul ? a * b : a / b;
+            if (dim == Dim::None) {
+                out = Value::real(res);
+                return Fault::None;
+            }
+            if (!std::isfinite(res) || std::fabs(res) > 9.2e18) return Fault::Overflow;
+            out = Value::integer(static_cast<int64_t>(std::llround(res)), dim);
+            return Fault::None;
+        }
+        default: return Fault::None;
+    }
+}
+
+// kNeg and kNot, in place.
+Fault apply_unary(Op op, Value& v) {
+    if (op == ExprCode::kNot) {
+        v = Value::integer(!truthy(v));
+        return Fault::None;
+    }
+    if (v.integral) {
+        if (v.i == INT64_MIN) return Fault::Overflow;
+        v.i = -v.i;
+    } else {
+        v.d = -v.d;
+    }
+    return Fault::None;
+}
+
+const char* op_text(Op op) {
+    switch (op) {
+        case ExprCode::kEq: return "==";
+        case ExprCode::kNe: return "!=";
+        case ExprCode::kLe: return "<=";
+        case ExprCode::kGe: return ">=";
+        case ExprCode::kLt: return "<";
+        case ExprCode::kGt: return ">";
+        case ExprCode::kAdd: return "+";
+        case ExprCode::kSub: return "-";
+        default: return "?";
+    }
+}
+
+std::string fault_message(Fault f, Op op, const Value& l, const Value& r, const std::string& s) {
+    switch (f) {
+        case Fault::Dims:
+            return std::string("cannot apply '") + op_text(op) + "' to a " + to_string(l.dim) + " and a " + to_string(r.dim) + " in '" + s + "'";
+        case Fault::MulDims: return std::string("cannot multiply a ") + to_string(l.dim) + " by a " + to_string(r.dim);
+        case Fault::DivDims: return std::string("cannot divide a ") + to_string(l.dim) + " by a " + to_string(r.dim);
+        case Fault::DivZero: return "division by zero in '" + s + "'";
+        case Fault::ModReal: return "'%' needs whole numbers in '" + s + "'";
+        default: return "arithmetic overflows 64 bits in '" + s + "'";
+    }
+}
+
+// Semantics for Parser: evaluate as it parses.
+struct Evaluate {
+    using V = Value;
+    const NameLookup& lookup;
+    V literal(const Value& v) { return v; }
+    V name(const std::string& name, size_t at, const std::string& s) {
+        if (auto v = lookup ? lookup(name) : std::nullopt) return *v;
+        throw ExprError(at, "unknown name '" + name + "' in '" + s + "'", name);
+    }
+    V binary(Op op, const V& l, const V& r, size_t at, const std::string& s) {
+        Value out;
+        if (Fault f = apply_binary(op, l, r, out); f != Fault::None) throw ExprError(at, fault_message(f, op, l, r, s));
+        return out;
+    }
+    V unary(Op op, V v, size_t at, const std::string&) {
+        if (apply_unary(op, v) != Fault::None) throw ExprError(at, "arithmetic overflows 64 bits");
+        return v;
+    }
+};
+
+ExprCode::Ins instruction(Op op) {
+    ExprCode::Ins ins;
+    ins.op = op;
+    return ins;
+}
+
+// Semantics for Parser: emit postfix code, folding constant parts.
+struct NoCode {};  // thrown where the expression does not compile
+struct Compile {
+    struct V {
+        bool dynamic = false;  // its code is on the stack; otherwise the constant `c`
+        Value c;
+    };
+    ExprCode& code;
+    const NameCompiler& names;
+    V literal(const Value& v) { return V{false, v}; }
+    V name(const std::string& name, size_t, const std::string&) {
+        std::optional<CompiledName> n = names ? names(name) : std::nullopt;
+        if (!n) throw NoCode{};
+        if (n->slot >= 0) {
+            if (n->slot >= 32) throw NoCode{};
+            ExprCode::Ins ins = instruction(ExprCode::kVar);
+            ins.slot = static_cast<uint16_t>(n->slot);
+            code.prog.push_back(ins);
+            code.vars |= 1u << n->slot;
+            return V{true, {}};
+        }
+        if (n->code.constant()) return V{false, n->code.value};
+        code.prog.insert(code.prog.end(), n->code.prog.begin(), n->code.prog.end());
+        code.vars |= n->code.vars;
+        return V{true, {}};
+    }
+    V binary(Op op, const V& l, const V& r, size_t, const std::string&) {
+        if (!l.dynamic && !r.dynamic) {
+            Value out;
+            if (apply_binary(op, l.c, r.c, out) != Fault::None) throw NoCode{};
+            return V{false, out};
+        }
+        ExprCode::Ins ins = instruction(op);
+        if (!l.dynamic) ins.mode = ExprCode::kImmLeft, ins.imm = l.c;
+        else if (!r.dynamic) ins.mode = ExprCode::kImmRight, ins.imm = r.c;
+        code.prog.push_back(ins);
+        return V{true, {}};
+    }
+    V unary(Op op, V v, size_t, const std::string&) {
+        if (!v.dynamic) {
+            if (apply_unary(op, v.c) != Fault::None) throw NoCode{};
+            return v;
+        }
+        code.prog.push_back(instruction(op));
+        return v;
+    }
+};
+
+template <class Sem>
 class Parser {
 public:
-    Parser(const std::string& s, const NameLookup& l) : s_(s), lookup_(l) {}
+    using V = typename Sem::V;
+    Parser(const std::string& s, Sem& sem) : s_(s), sem_(sem) {}
 
-    Value parse_all() {
-        Value v = parse_or();
+    V parse_all() {
+        V v = parse_or();
         skip_ws();
         if (p_ != s_.size()) leftover("in expression");
         return v;
@@ -127,71 +323,46 @@ private:
         return false;
     }
 
-    static bool truthy(const Value& v) { return v.integral ? v.i != 0 : v.d != 0.0; }
-
-    Value parse_or() {
-        Value l = parse_and();
+    V parse_or() {
+        V l = parse_and();
         while (eat("||")) {
-            Value r = parse_and();
-            l = Value::integer(truthy(l) || truthy(r));
+            V r = parse_and();
+            l = sem_.binary(ExprCode::kOr, l, r, p_, s_);
         }
         return l;
     }
-    Value parse_and() {
-        Value l = parse_cmp();
+    V parse_and() {
+        V l = parse_cmp();
         while (eat("&&")) {
-            Value r = parse_cmp();
-            l = Value::integer(truthy(l) && truthy(r));
+            V r = parse_cmp();
+            l = sem_.binary(ExprCode::kAnd, l, r, p_, s_);
         }
         return l;
     }
-    Value parse_cmp() {
-        Value l = parse_add();
+    V parse_cmp() {
+        V l = parse_add();
         for (;;) {
             size_t at = p_;
-            const char* ops[] = {"==", "!=", "<=", ">=", "<", ">"};
-            const char* op = nullptr;
-            for (const char* o : ops)
-                if (eat(o)) { op = o; break; }
+            static constexpr std::pair<const char*, Op> ops[] = {{"==", ExprCode::kEq}, {"!=", ExprCode::kNe}, {"<=", ExprCode::kLe},
+                                                                 {">=", ExprCode::kGe}, {"<", ExprCode::kLt},  {">", ExprCode::kGt}};
+            const std::pair<const char*, Op>* op = nullptr;
+            for (const auto& o : ops)
+                if (eat(o.first)) { op = &o; break; }
             if (!op) return l;
-            Value r = parse_add();
-            check_same(l, r, at, op);
-            double a = l.as_double(), b = r.as_double();
-            bool res;
-            if (l.integral && r.integral) {
-                int64_t x = l.i, y = r.i;
-                res = !std::strcmp(op, "==") ? x == y : !std::strcmp(op, "!=") ? x != y : !std::strcmp(op, "<=") ? x <= y
-                    : !std::strcmp(op, ">=") ? x >= y : !std::strcmp(op, "<") ? x < y : x > y;
-            } else {
-                res = !std::strcmp(op, "==") ? a == b : !std::strcmp(op, "!=") ? a != b : !std::strcmp(op, "<=") ? a <= b
-                    : !std::strcmp(op, ">=") ? a >= b : !std::strcmp(op, "<") ? a < b : a > b;
-            }
-            l = Value::integer(res);
+            V r = parse_add();
+            l = sem_.binary(op->second, l, r, at, s_);
         }
     }
-    void check_same(const Value& l, const Value& r, size_t at, const char* op) {
-        if (l.dim != r.dim)
-            throw ExprError(at, std::string("cannot apply '") + op + "' to a " + to_string(l.dim) + " and a " +
-                                    to_string(r.dim) + " in '" + s_ + "'");
-    }
-    Value parse_add() {
-        Value l = parse_mul();
+    V parse_add() {
+        V l = parse_mul();
         for (;;) {
             size_t at = p_;
-            char op;
-            if (eat("+")) op = '+';
-            else if (peek_minus()) op = '-';
+            Op op;
+            if (eat("+")) op = ExprCode::kAdd;
+            else if (peek_minus()) op = ExprCode::kSub;
             else return l;
-            Value r = parse_mul();
-            check_same(l, r, at, op == '+' ? "+" : "-");
-            if (l.integral && r.integral) {
-                int64_t out;
-                bool ovf = op == '+' ? __builtin_add_overflow(l.i, r.i, &out) : __builtin_sub_overflow(l.i, r.i, &out);
-                if (ovf) throw ExprError(at, "arithmetic overflows 64 bits in '" + s_ + "'");
-                l = Value::integer(out, l.dim);
-            } else {
-                l = Value::real(op == '+' ? l.as_double() + r.as_double() : l.as_double() - r.as_double());
-            }
+            V r = parse_mul();
+            l = sem_.binary(op, l, r, at, s_);
         }
     }
     bool peek_minus() {
@@ -199,86 +370,45 @@ private:
         if (p_ < s_.size() && s_[p_] == '-') { ++p_; return true; }
         return false;
     }
-    Value parse_mul() {
-        Value l = parse_unary();
+    V parse_mul() {
+        V l = parse_unary();
         for (;;) {
             skip_ws();
             if (p_ >= s_.size()) return l;
-            char op = s_[p_];
-            if (op != '*' && op != '/' && op != '%') return l;
+            char c = s_[p_];
+            if (c != '*' && c != '/' && c != '%') return l;
             size_t at = p_++;
-            Value r = parse_unary();
-            l = apply_mul(l, r, op, at);
+            V r = parse_unary();
+            l = sem_.binary(c == '*' ? ExprCode::kMul : c == '/' ? ExprCode::kDiv : ExprCode::kMod, l, r, at, s_);
         }
     }
-    Value apply_mul(const Value& l, const Value& r, char op, size_t at) {
-        Dim dim;
-        if (op == '*') {
-            if (l.dim != Dim::None && r.dim != Dim::None)
-                throw ExprError(at, std::string("cannot multiply a ") + to_string(l.dim) + " by a " + to_string(r.dim));
-            dim = l.dim != Dim::None ? l.dim : r.dim;
-        } else if (l.dim == r.dim) {
-            dim = op == '%' ? l.dim : Dim::None;
-        } else if (r.dim == Dim::None) {
-            dim = l.dim;
-        } else {
-            throw ExprError(at, std::string("cannot divide a ") + to_string(l.dim) + " by a " + to_string(r.dim));
-        }
-        if (l.integral && r.integral) {
-            int64_t out = 0;
-            if (op == '*') {
-                if (__builtin_mul_overflow(l.i, r.i, &out)) throw ExprError(at, "arithmetic overflows 64 bits in '" + s_ + "'");
-            } else {
-                if (r.i == 0) throw ExprError(at, "division by zero in '" + s_ + "'");
-                out = op == '/' ? l.i / r.i : l.i % r.i;
-            }
-            return Value::integer(out, dim);
-        }
-        if (op == '%') throw ExprError(at, "'%' needs whole numbers in '" + s_ + "'");
-        double a = l.as_double(), b = r.as_double();
-        if (op == '/' && b == 0) throw ExprError(at, "division by zero in '" + s_ + "'");
-        double res = op == '*' ? a * b : a / b;
-        if (dim == Dim::None) return Value::real(res);
-        if (!std::isfinite(res) || std::fabs(res) > 9.2e18) throw ExprError(at, "arithmetic overflows 64 bits in '" + s_ + "'");
-        return Value::integer(static_cast<int64_t>(std::llround(res)), dim);
-    }
-    Value parse_unary() {
+    V parse_unary() {
         Nest guard(*this);
         skip_ws();
         size_t at = p_;
-        if (eat("!")) return Value::integer(!truthy(parse_unary()));
-        if (peek_minus()) {
-            Value v = parse_unary();
-            if (v.integral) {
-                if (v.i == INT64_MIN) throw ExprError(at, "arithmetic overflows 64 bits");
-                v.i = -v.i;
-            } else {
-                v.d = -v.d;
-            }
-            return v;
-        }
+        if (eat("!")) return sem_.unary(ExprCode::kNot, parse_unary(), at, s_);
+        if (peek_minus()) return sem_.unary(ExprCode::kNeg, parse_unary(), at, s_);
         if (eat("+")) return parse_unary();
         return parse_primary();
     }
-    Value parse_primary() {
+    V parse_primary() {
         skip_ws();
         if (p_ >= s_.size()) throw ExprError(p_, "expression '" + s_ + "' ends too early");
         char c = s_[p_];
         if (c == '(') {
             ++p_;
-            Value v = parse_or();
+            V v = parse_or();
             if (!eat(")")) throw ExprError(p_, "missing ')' in '" + s_ + "'");
             return v;
         }
-        if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return parse_number();
+        if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') return sem_.literal(parse_number());
         if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
             size_t at = p_;
             while (p_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[p_])) || s_[p_] == '_')) ++p_;
             std::string name = s_.substr(at, p_ - at);
-            if (name == "true") return Value::integer(1);
-            if (name == "false") return Value::integer(0);
-            if (auto v = lookup_ ? lookup_(name) : std::nullopt) return *v;
-            throw ExprError(at, "unknown name '" + name + "' in '" + s_ + "'", name);
+            if (name == "true") return sem_.literal(Value::integer(1));
+            if (name == "false") return sem_.literal(Value::integer(0));
+            return sem_.name(name, at, s_);
         }
         throw ExprError(p_, std::string("unexpected '") + c + "' in '" + s_ + "'");
     }
@@ -347,7 +477,7 @@ private:
     }
 
     const std::string& s_;
-    const NameLookup& lookup_;
+    Sem& sem_;
     size_t p_ = 0;
     int depth_ = 0;
 };
@@ -361,14 +491,114 @@ std::string fmt3(double v) {
 }  // namespace
 
 Value eval_expr(const std::string& text, const NameLookup& lookup) {
-    Parser p(text, lookup);
+    Evaluate sem{lookup};
+    Parser<Evaluate> p(text, sem);
     return p.parse_all();
 }
 
 Value parse_literal(const std::string& text) {
     NameLookup none;
-    Parser p(text, none);
+    Evaluate sem{none};
+    Parser<Evaluate> p(text, sem);
     return p.literal_only();
+}
+
+namespace {
+constexpr int kMaxStack = 32;
+}
+
+std::optional<ExprCode> compile_expr(const std::string& text, const NameCompiler& names) {
+    ExprCode code;
+    try {
+        Compile sem{code, names};
+        Parser<Compile> p(text, sem);
+        Compile::V v = p.parse_all();
+        if (!v.dynamic) {
+            code.prog.clear();
+            code.vars = 0;
+            code.value = v.c;
+        }
+    } catch (const ExprError&) {
+        return std::nullopt;
+    } catch (const NoCode&) {
+        return std::nullopt;
+    }
+    int sp = 0;
+    for (const ExprCode::Ins& ins : code.prog) {
+        if (ins.op == ExprCode::kConst || ins.op == ExprCode::kVar) ++sp;
+        else if (ins.op != ExprCode::kNeg && ins.op != ExprCode::kNot && ins.mode == ExprCode::kBoth) --sp;
+        if (sp > kMaxStack) return std::nullopt;
+    }
+    code.chain = !code.prog.empty() && code.prog[0].op == ExprCode::kVar;
+    for (size_t k = 1; k < code.prog.size() && code.chain; ++k) {
+        const ExprCode::Ins& ins = code.prog[k];
+        code.chain = ins.op >= ExprCode::kAdd && ins.op <= ExprCode::kMod && ins.mode == ExprCode::kImmRight && ins.imm.integral &&
+                     ins.imm.dim == Dim::None;
+    }
+    return code;
+}
+
+namespace {
+// run_expr of a chain: apply_binary's whole-number rules for two plain numbers.
+bool run_chain(const ExprCode& code, const int64_t* vars, Value& out) {
+    int64_t a = vars[code.prog[0].slot];
+    for (size_t k = 1; k < code.prog.size(); ++k) {
+        const int64_t b = code.prog[k].imm.i;
+        switch (code.prog[k].op) {
+            case ExprCode::kAdd: if (__builtin_add_overflow(a, b, &a)) return false; break;
+            case ExprCode::kSub: if (__builtin_sub_overflow(a, b, &a)) return false; break;
+            case ExprCode::kMul: if (__builtin_mul_overflow(a, b, &a)) return false; break;
+            case ExprCode::kDiv:
+                if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+                a /= b;
+                break;
+            default:
+                if (b == 0 || (a == INT64_MIN && b == -1)) return false;
+                a %= b;
+                break;
+        }
+    }
+    out = Value::integer(a);
+    return true;
+}
+}  // namespace
+
+bool run_expr(const ExprCode& code, const int64_t* vars, Value& out) {
+    if (code.chain) return run_chain(code, vars, out);
+    if (code.prog.empty()) {
+        out = code.value;
+        return true;
+    }
+    union Slot {
+        Value v;
+        Slot() {}
+    };
+    Slot st[kMaxStack];
+    int sp = 0;
+    for (const ExprCode::Ins& ins : code.prog) {
+        switch (ins.op) {
+            case ExprCode::kConst: st[sp++].v = ins.imm; break;
+            case ExprCode::kVar: st[sp++].v = Value::integer(vars[ins.slot]); break;
+            case ExprCode::kNeg:
+            case ExprCode::kNot:
+                if (apply_unary(ins.op, st[sp - 1].v) != Fault::None) return false;
+                break;
+            default: {
+                Fault f;
+                if (ins.mode == ExprCode::kBoth) {
+                    --sp;
+                    f = apply_binary(ins.op, st[sp - 1].v, st[sp].v, st[sp - 1].v);
+                } else if (ins.mode == ExprCode::kImmLeft) {
+                    f = apply_binary(ins.op, ins.imm, st[sp - 1].v, st[sp - 1].v);
+                } else {
+                    f = apply_binary(ins.op, st[sp - 1].v, ins.imm, st[sp - 1].v);
+                }
+                if (f != Fault::None) return false;
+            }
+        }
+    }
+    out = st[0].v;
+    return true;
 }
 
 std::string format_time(Time t) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "models/profile.hpp"
 
@@ -38,6 +39,43 @@ using NameLookup = std::function<std::optional<Value>(const std::string&)>;
 
 // Evaluates `text`; throws ExprError.
 Value eval_expr(const std::string& text, const NameLookup& lookup);
+
+// An expression compiled once for evaluation in every iteration of a loop: postfix code over
+// constants and loop variables (by slot, the outermost loop's variable in slot 0). Running it
+// gives exactly eval_expr's value (one parser and one set of arithmetic rules serve both); where
+// eval_expr would throw, run_expr returns false instead, and the caller evaluates the text with
+// eval_expr for the message.
+struct ExprCode {
+    enum Op : uint8_t { kConst, kVar, kNeg, kNot, kOr, kAnd, kEq, kNe, kLe, kGe, kLt, kGt, kAdd, kSub, kMul, kDiv, kMod };
+    enum Mode : uint8_t { kBoth, kImmLeft, kImmRight };  // a binary op's operands: the stack, or one is `imm`
+    struct Ins {
+        Op op = kConst;
+        Mode mode = kBoth;
+        uint16_t slot = 0;  // kVar
+        Value imm;          // kConst, and the immediate operand
+    };
+    std::vector<Ins> prog;  // empty: the constant `value`
+    Value value;
+    uint32_t vars = 0;      // bit k: reads the loop variable of slot k
+    bool chain = false;     // a loop variable, then + - * / % by whole numbers (c % 4, (i + 1) * 2): run on int64
+    bool constant() const { return prog.empty(); }
+};
+
+// What a name in a compiled expression stands for: a loop variable (slot >= 0), or the code of a
+// param (a constant, or code that reads loop variables, inlined).
+struct CompiledName {
+    int slot = -1;
+    ExprCode code;
+};
+// nullopt: the name is unknown, and the expression does not compile.
+using NameCompiler = std::function<std::optional<CompiledName>(const std::string&)>;
+
+// Compiles `text`; nullopt where eval_expr would throw on any values of the loop variables it can
+// tell (syntax, units, unknown names, constant parts that fail) and for code too deep to run.
+std::optional<ExprCode> compile_expr(const std::string& text, const NameCompiler& names);
+
+// Evaluates `code` with the loop variable of slot k equal to vars[k]; false where eval_expr throws.
+bool run_expr(const ExprCode& code, const int64_t* vars, Value& out);
 
 // Parses one literal with an optional unit ("64MiB", "2.5us", "16GB/s", "7"); throws ExprError.
 Value parse_literal(const std::string& text);

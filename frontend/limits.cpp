@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <bit>
 #include <cstdio>
 
 #include "frontend/expr.hpp"
@@ -14,14 +15,33 @@ uint64_t default_max_memory() {
     return static_cast<uint64_t>(pages) / 4 * 3 * static_cast<uint64_t>(page);
 }
 
-uint64_t estimated_run_bytes(const Program& p, uint64_t per_op) {
-    uint64_t b = p.ops.capacity() * sizeof(Op) + p.iter_indices.capacity() * sizeof(uint32_t) +
-                 p.uses.capacity() * sizeof(uint32_t) + p.after.capacity() * sizeof(uint32_t) +
-                 p.locs.capacity() * sizeof(SourceLoc) + p.names.capacity() * sizeof(std::string);
-    // Interned labels: assume short ones (their count, not their text, is what grows).
-    b += p.names.size() * 32;
-    return b + p.ops.size() * per_op;
+ProgramSize size_of(const Program& p) {
+    return ProgramSize{p.ops.size(), p.iter_indices.size(), p.uses.size(), p.after.size(), p.locs.size(), p.names.size()};
 }
+
+namespace {
+// What push_back one element at a time leaves reserved: 0, 1, 2, 4, 8, ...
+uint64_t grown(uint64_t n) { return n == 0 ? 0 : n > (uint64_t{1} << 62) ? UINT64_MAX / 64 : std::bit_ceil(n); }
+uint64_t sat_mul(uint64_t a, uint64_t b) {
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+}  // namespace
+
+uint64_t estimated_run_bytes(const ProgramSize& s, uint64_t per_op) {
+    uint64_t b = sat_mul(grown(s.ops), sizeof(Op));
+    b = sat_add(b, sat_mul(grown(s.iter_indices), sizeof(uint32_t)));
+    b = sat_add(b, sat_mul(grown(s.uses), sizeof(uint32_t)));
+    b = sat_add(b, sat_mul(grown(s.after), sizeof(uint32_t)));
+    b = sat_add(b, sat_mul(grown(s.locs), sizeof(SourceLoc)));
+    b = sat_add(b, sat_mul(grown(s.names), sizeof(std::string)));
+    // Interned labels: assume short ones (their count, not their text, is what grows).
+    b = sat_add(b, sat_mul(s.names, 32));
+    return sat_add(b, sat_mul(s.ops, per_op));
+}
+
+uint64_t estimated_run_bytes(const Program& p, uint64_t per_op) { return estimated_run_bytes(size_of(p), per_op); }
 
 std::string bytes_text(uint64_t bytes) {
     char buf[32];

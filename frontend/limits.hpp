@@ -20,7 +20,17 @@ constexpr uint64_t kJsonRunBytesPerOp = 4000;
 // The default cap: three quarters of this machine's physical memory (64 GiB when unknown).
 uint64_t default_max_memory();
 
-// Estimated peak bytes of a run of `p`: the program as lowered so far plus `per_op` per op.
+// The lengths of a program's vectors that grow with its ops.
+struct ProgramSize {
+    uint64_t ops = 0, iter_indices = 0, uses = 0, after = 0, locs = 0, names = 0;
+};
+ProgramSize size_of(const Program& p);
+
+// Estimated peak bytes of a run of a program of size `s`: its vectors as reserved when grown one
+// element at a time (to the next power of two: the estimate does not change when the lowering
+// reserves their final sizes instead), plus `per_op` per op.
+uint64_t estimated_run_bytes(const ProgramSize& s, uint64_t per_op = kRunBytesPerOp);
+// The same for `p` as lowered so far.
 uint64_t estimated_run_bytes(const Program& p, uint64_t per_op = kRunBytesPerOp);
 
 // Throws InputError at `where` when estimated_run_bytes(p, per_op) exceeds `cap` (0: no cap).

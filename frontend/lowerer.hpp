@@ -1,9 +1,18 @@
-// Internal: the state of one scenario's lowering, shared by scenario.cpp (declarations)
-// and ops.cpp (op lists, loops, tasks).
+// Internal: the state of one scenario's lowering, shared by scenario.cpp (declarations, values)
+// and ops.cpp (op lists, loops, tasks, the count before expanding).
+//
+// Loops are expanded from compiled statements (Stmt): each op map is lowered in full the first
+// time it is reached, which runs every check in file order and records the values that depend on
+// loop variables; later iterations evaluate those values from compiled expressions and append
+// the op without reading the YAML again. Before any op list is expanded, a counting pass over the
+// loop structure (CountStmt) gives the exact number of ops, so that a scenario over --max-ops is
+// refused before anything is allocated and the program's vectors are reserved at their size.
 #pragma once
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -77,6 +86,7 @@ private:
     void parse_graphs(const YAML::Node& n);
     void emit_graph_launch(Op launch, Site& site, const YAML::Node& n, const std::string& label, int32_t thread);
 
+    // The body of a graph being declared (parse_graphs): lowered in full, op by op.
     void lower_list(const YAML::Node& list, int32_t thread);
     void lower_op(const YAML::Node& op, int32_t thread);
     void lower_checked_op(const YAML::Node& op, int32_t thread, const std::string& kind);
@@ -110,7 +120,9 @@ private:
     Scenario sc_;
     std::map<std::string, Param> params_;
     mutable std::vector<std::string> param_stack_;  // params being expanded, to catch cycles
-    std::vector<std::pair<std::string, int64_t>> loop_vars_;           // innermost last
+    // Loop variables, innermost last; compiled code reads the values by slot (outermost 0).
+    std::vector<std::string> loop_names_;
+    std::vector<int64_t> loop_vals_;
     std::unordered_map<std::string, NamedDecl> buffers_, streams_, events_, graphs_;
     int32_t capturing_ = -1;  // lowering the body of this graph: ops become its nodes
     std::unordered_map<std::string, int32_t> threads_;
@@ -139,36 +151,183 @@ private:
     mutable std::unordered_map<size_t, Value> constants_;
     mutable bool loop_var_used_ = false;
     mutable std::unordered_map<std::string, Value> param_values_;  // evaluated params (no loop variable)
-    // Positions of the scalars whose value depended on a loop variable, since last cleared.
-    mutable std::vector<size_t> dyn_nodes_;
-    // An op map lowered once: its Op, reused for later iterations when only its stream or its
-    // duration depends on the loop variables (those two are evaluated again each time).
-    struct OpTemplate {
-        int state = 0;  // 0: not yet lowered, 1: reusable, 2: lower it in full every time
-        int32_t thread = -1;
-        Op op;
-        bool dyn_stream = false, dyn_duration = false;  // that field is loop-dependent
-        YAML::Node stream_node, duration_node;
-    };
-    std::unordered_map<size_t, OpTemplate> templates_;
     uint32_t emit_interned(Op op, const YAML::Node& where);
     void check_caps(const YAML::Node& where) const;
-    // Compiled array indices (resolve): postfix code per node, see fast_index.
-    struct IndexCode {
-        enum Kind : uint8_t { kConst, kVar, kOp };
-        struct Ins {
-            Kind kind;
-            int64_t value;     // constant, or the operator character
-            std::string name;  // loop variable
-        };
-        std::string text;  // the index text the code was compiled from
-        std::vector<Ins> prog;
-        bool ok = true;
+    [[noreturn]] void fail_op_cap(const YAML::Node& where) const;
+    [[noreturn]] void fail_iteration_cap(const YAML::Node& count) const;
+    uint64_t iteration_cap() const { return opts_.max_ops > UINT64_MAX / 2 ? UINT64_MAX : 2 * opts_.max_ops; }
+
+    // --- compiled expressions (scenario.cpp) ---
+    // `text` compiled in the current loop scope (nullopt: it does not compile; evaluate it in full).
+    std::optional<ExprCode> compile(const std::string& text) const;
+    std::optional<ExprCode> compile_in(const std::string& text, const std::vector<std::string>& scope,
+                                       std::vector<std::string>& params) const;
+    struct CachedCode {
+        bool done = false;
+        std::string text;                // compiled from this text
+        std::vector<std::string> scope;  // in this loop scope
+        std::optional<ExprCode> code;
     };
-    mutable std::unordered_map<size_t, IndexCode> index_code_;
-    bool fast_index(const YAML::Node& n, const std::string& index, Value& out) const;
+    mutable std::unordered_map<size_t, CachedCode> codes_;  // by the position of the scalar
+    const ExprCode* code_at(const YAML::Node& n, const std::string& text) const;
+
+    // A value that depended on a loop variable, as eval() or resolve() found it while an op map
+    // was lowered in full.
+    struct Rec {
+        bool index = false;  // an array index (resolve) or a value (eval)
+        YAML::Node node;
+        const ExprCode* code = nullptr;  // null: it does not compile
+        Value value;
+        NamedDecl decl;  // index: the array
+    };
+    mutable std::vector<Rec>* recs_ = nullptr;  // recording, when set
+    void record(bool index, const YAML::Node& n, const ExprCode* code, const Value& v, const NamedDecl& d) const;
+    struct Recording {  // records into `recs` while it lives
+        const Lowerer& l;
+        std::vector<Rec> recs;
+        explicit Recording(const Lowerer& x) : l(x) { l.recs_ = &recs; }
+        ~Recording() { l.recs_ = nullptr; }
+        Recording(const Recording&) = delete;
+        Recording& operator=(const Recording&) = delete;
+    };
+    mutable uint64_t copy_limit_ = UINT64_MAX;  // the bytes the last copy or memset lowered may move
+
+    // --- compiled statements (ops.cpp) ---
+    // A loop-dependent value of an op template: its code, and where its value goes.
+    struct Dyn {
+        enum Role : uint8_t {
+            kKey,       // anything else: the op is looked up by these values (OpTemplate::memo)
+            kStream,    // `stream: s[...]`: Op::stream
+            kBuffer,    // a copy's src or dst that is its named host-side buffer: Op::buffer
+            kCheck,     // a copy's other buffer, a memset's dst: only its range is checked
+            kDuration,  // `duration` of host work, a callback or a fixed kernel: Op::duration
+            kBytes,     // `bytes`: Op::bytes, at most OpTemplate::bytes_limit
+        };
+        Role role = kKey;
+        ExprCode code;
+        NamedDecl decl;  // index roles: the array
+    };
+    static constexpr int kMaxKeys = 4;
+    using Key = std::array<uint64_t, 2 * kMaxKeys>;
+    struct KeyHash {
+        size_t operator()(const Key& k) const;
+    };
+    // An op map inside a loop, lowered in full once; later iterations evaluate its Dyns and
+    // append the op. Any value that fails a check lowers the op in full again, which reports it.
+    struct OpTemplate {
+        bool slow = false;  // lower it in full every time
+        Op op;              // as first lowered, its site interned
+        std::vector<Dyn> dyns;  // in the order the full lowering evaluates them
+        int keys = 0;           // kKey dyns
+        uint64_t bytes_limit = UINT64_MAX;
+        std::vector<Op> nodes;  // a graph launch: its nodes as the launch appends them
+        std::unordered_map<Key, Op, KeyHash> memo;  // by the kKey values, when there are some
+    };
+    struct Stmt;
+    struct Block {
+        std::vector<Stmt> stmts;
+        bool built = false;  // stmts compiled (on the list's first run)
+    };
+    struct Stmt {
+        enum Kind : uint8_t { kOp, kRepeat, kIf } kind = kOp;
+        YAML::Node node;
+        std::string op_kind;  // the op's kind key
+        // repeat and if: the count or the condition
+        YAML::Node value_node;
+        int state = 0;  // 0: constant `value`, 1: compiled `code`, 2: evaluate it in full every time
+        Value value;
+        ExprCode code;
+        // repeat
+        std::string var;
+        YAML::Node body_node;
+        bool empty = false;  // an empty body
+        Block body;
+        // if
+        YAML::Node then_node, else_node;
+        bool has_then = false, has_else = false;
+        Block then_block, else_block;
+        std::unique_ptr<OpTemplate> tpl;
+    };
+    void run_block(Block& b, const YAML::Node& list, int32_t thread);
+    void run_stmt(Stmt& s, int32_t thread);
+    void first_stmt(Stmt& s, const YAML::Node& n, int32_t thread);
+    void first_op(Stmt& s, int32_t thread);
+    void run_op(Stmt& s, int32_t thread);
+    void memo_miss(Stmt& s, int32_t thread, const Key& key);
+    void full_op(const YAML::Node& n, int32_t thread, const std::string& kind, std::vector<Rec>* recs);
+    void set_value(Stmt& s, const std::vector<Rec>& recs, const Value& v) const;
+    std::string checked_kind(const YAML::Node& n);
+    // repeat: every check of the header, in file order (the count first); enters the loop's depth.
+    struct RepeatHead {
+        int64_t count;
+        std::string var;
+        YAML::Node body;
+    };
+    RepeatHead repeat_head(const YAML::Node& n, int64_t count);
+    int64_t repeat_count(const YAML::Node& n);
+    template <class Body>
+    void run_loop(const YAML::Node& count_node, const std::string& var, int64_t count, bool empty, Body&& body);
+    void if_checks(const YAML::Node& n) const;
+    bool if_taken(const YAML::Node& n, const Value& c) const;
+
+    // --- the count before expanding (ops.cpp) ---
+    struct CountStmt {
+        enum Kind : uint8_t { kOp, kRepeat, kIf, kUnknown } kind = kUnknown;  // kUnknown: cannot be counted
+        uint32_t emits = 1;   // op: the ops it appends (a graph launch: 1 + its nodes)
+        YAML::Node node;      // op: its map; repeat: its count (where the caps are reported)
+        ExprCode code;        // repeat: the count; if: the condition
+        uint32_t vars = 0;    // loop slots the counts and conditions in this statement read
+        bool empty_body = false;
+        bool has_then = false, has_else = false;
+        std::vector<CountStmt> body, other;  // repeat: body; if: then, else
+    };
+    struct Bounds {  // what the interned tables can grow to (the memory estimate's small terms)
+        uint64_t names = 0, locs = 0, uses = 0;
+    };
+    CountStmt count_stmt(const YAML::Node& n, std::vector<std::string>& scope, Bounds& bounds);
+    std::vector<CountStmt> count_list(const YAML::Node& list, std::vector<std::string>& scope, Bounds& bounds);
+    struct Tally {
+        uint64_t ops = 0, iterations = 0, entries = 0;  // entries: of Program::iter_indices
+        bool dirty = true;                              // the next op starts a slice of loop indices
+    };
+    struct Over {
+        bool ops = false;  // the op cap, or the iteration cap
+        YAML::Node where;
+    };
+    bool count_block(const std::vector<CountStmt>& b, int depth, Tally& t, int64_t* vars, Over& over) const;
+    void count_before_expanding(const YAML::Node& threads);
+    // Interned `uses` slices: equal lists share one.
+    std::map<std::vector<uint32_t>, uint32_t> uses_ids_;
     const YAML::Node undefined_{YAML::NodeType::Undefined};
     uint64_t iterations_ = 0;  // loop iterations so far, capped by max_ops like the ops
 };
+
+// Shared by the frontend's files (defined in ops.cpp).
+bool is_alloc(OpKind k);
+// The keys an op map of `kind` may have, in the threads form or as a task.
+std::vector<std::string> keys_for(const std::string& kind, bool task);
+// The op kind of map `n` (its one key that names a kind); reports a map that has none or two.
+std::string find_kind(const Lowerer& L, const YAML::Node& n);
+// The iterations of a repeat whose header passed (depth_ entered); `body` lowers one iteration.
+template <class Body>
+void Lowerer::run_loop(const YAML::Node& count_node, const std::string& var, int64_t count, bool empty, Body&& body) {
+    loop_names_.push_back(var);
+    loop_vals_.push_back(0);
+    // Loops over empty or filtered bodies emit nothing; cap their iterations too (at twice
+    // --max-ops, so that ordinary loop nests meet the op cap first), so no input expands unbounded.
+    const uint64_t cap = iteration_cap();
+    const uint64_t step = empty && count > 0 ? static_cast<uint64_t>(count) : 1;  // an empty body: all at once
+    for (int64_t i = 0; i < count; i += static_cast<int64_t>(step)) {
+        iterations_ = iterations_ > UINT64_MAX - step ? UINT64_MAX : iterations_ + step;
+        if (iterations_ > cap) fail_iteration_cap(count_node);
+        loop_vals_.back() = i;
+        iter_dirty_ = true;
+        body();
+    }
+    loop_names_.pop_back();
+    loop_vals_.pop_back();
+    iter_dirty_ = true;
+    --depth_;
+}
 
 }  // namespace hetsim

@@ -1,10 +1,8 @@
-// Lowering of op lists (threads form) and task graphs (tasks form) into Program ops.
+// Op maps into Ops: which kind an op map is, the keys it may take, and each kind's fields.
 #include <algorithm>
-#include <cctype>
 
 #include "frontend/lowerer.hpp"
 #include "models/kernel_model.hpp"
-#include "sim/graph.hpp"
 
 namespace hetsim {
 
@@ -21,6 +19,8 @@ const std::vector<std::string>& op_kinds() {
     }();
     return k;
 }
+
+}  // namespace
 
 bool is_alloc(OpKind k) { return k >= OpKind::Malloc && k <= OpKind::FreeAsync; }
 
@@ -44,20 +44,7 @@ std::vector<std::string> keys_for(const std::string& kind, bool task) {
     return k;
 }
 
-}  // namespace
-
-void Lowerer::lower_thread(const std::string& name, const YAML::Node& list) {
-    int32_t thread = threads_.at(name);
-    if (!list.IsSequence()) fail_at(list, "thread '" + name + "' must be a list of ops, got " + a_node_type(list));
-    lower_list(list, thread);
-}
-
-void Lowerer::lower_list(const YAML::Node& list, int32_t thread) {
-    if (!list.IsSequence()) fail_at(list, "expected a list of ops, got " + a_node_type(list));
-    for (const auto& op : list) lower_op(op, thread);
-}
-
-static std::string find_kind(const Lowerer& L, const YAML::Node& n) {
+std::string find_kind(const Lowerer& L, const YAML::Node& n) {
     if (!n.IsMap()) L.fail_at(n, "an op must be a mapping such as {kernel: name, stream: s}, got " + a_node_type(n));
     if (n.size() == 0) L.fail_at(n, "empty op; write an op such as {host: name, duration: 2ms}");
     std::string kind;
@@ -85,195 +72,17 @@ static std::string find_kind(const Lowerer& L, const YAML::Node& n) {
     return kind;
 }
 
-void Lowerer::lower_op(const YAML::Node& n, int32_t thread) {
-    // Loop bodies are lowered once per iteration: find the kind and check the keys once.
+// The op's kind, with its keys checked; once per map (loop bodies are reached once per iteration).
+std::string Lowerer::checked_kind(const YAML::Node& n) {
     MapFields* mf = n.IsMap() && n.Mark().pos >= 0 ? &fields_of(n) : nullptr;
-    if (!mf || !mf->checked) {
-        std::string k = find_kind(*this, n);
-        check_keys(n, file_, keys_for(k, false), k + " op");
-        if (mf) {
-            mf->kind = k;
-            mf->checked = true;
-        }
-        if (!mf) return lower_checked_op(n, thread, k);
+    if (mf && mf->checked) return mf->kind;
+    std::string k = find_kind(*this, n);
+    check_keys(n, file_, keys_for(k, false), k + " op");
+    if (mf) {
+        mf->kind = k;
+        mf->checked = true;
     }
-    lower_checked_op(n, thread, mf->kind);
-}
-
-void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::string& kind) {
-    if (kind == "repeat") {
-        int64_t count = need_int(field(n, "repeat"), "repeat count", 0, static_cast<int64_t>(std::min<uint64_t>(opts_.max_ops, INT64_MAX)),
-                                 "; " + std::to_string(opts_.max_ops) +
-                                     " is the cap on ops (--max-ops): lower the count, or raise the cap with --max-ops if this is intended");
-        std::string var = field(n, "var") ? need_name(field(n, "var"), "loop variable") : "i";
-        if (!(std::isalpha(static_cast<unsigned char>(var[0])) || var[0] == '_') ||
-            !std::all_of(var.begin(), var.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
-            fail_at(field(n, "var"), "loop variable must be a plain name such as i or chunk, got '" + var + "'");
-        for (const auto& lv : loop_vars_)
-            if (lv.first == var) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
-        if (params_.count(var)) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' shadows a param of the same name");
-        if (!field(n, "do")) fail_at(n, "repeat needs a 'do' list of ops");
-        if (!field(n, "do").IsSequence()) fail_at(field(n, "do"), "repeat's 'do' must be a list of ops, got " + a_node_type(field(n, "do")));
-        if (++depth_ > 16) fail_at(n, "repeat blocks nest deeper than 16");
-        loop_vars_.push_back({var, 0});
-        // Loops over empty or filtered bodies emit nothing; cap their iterations too (at twice
-        // --max-ops, so that ordinary loop nests meet the op cap first), so no input expands unbounded.
-        const uint64_t cap = opts_.max_ops > UINT64_MAX / 2 ? UINT64_MAX : 2 * opts_.max_ops;
-        const YAML::Node body = field(n, "do");
-        const uint64_t step = body.size() == 0 && count > 0 ? static_cast<uint64_t>(count) : 1;  // an empty body: all at once
-        for (int64_t i = 0; i < count; i += static_cast<int64_t>(step)) {
-            iterations_ = iterations_ > UINT64_MAX - step ? UINT64_MAX : iterations_ + step;
-            if (iterations_ > cap)
-                fail_at(field(n, "repeat"), "the scenario's loops run more than " + std::to_string(cap) +
-                                         " iterations in all; lower the counts, or raise the cap with --max-ops if this is intended");
-            loop_vars_.back().second = i;
-            iter_dirty_ = true;
-            lower_list(body, thread);
-        }
-        loop_vars_.pop_back();
-        iter_dirty_ = true;
-        --depth_;
-        return;
-    }
-    if (kind == "if") {
-        if (!field(n, "then") && !field(n, "else")) fail_at(n, "'if' needs a 'then' list of ops (and optionally 'else')");
-        for (const char* branch : {"then", "else"})
-            if (field(n, branch) && !field(n, branch).IsSequence())
-                fail_at(field(n, branch), std::string("'") + branch + "' must be a list of ops, got " + a_node_type(field(n, branch)));
-        Value c = eval(field(n, "if"), "condition");
-        if (c.dim != Dim::None)
-            fail_at(field(n, "if"), "condition must be a comparison such as 'i > 0', got " + shown(field(n, "if")) + " (a " + to_string(c.dim) + ")");
-        bool yes = c.integral ? c.i != 0 : c.d != 0;
-        if (yes && field(n, "then")) lower_list(field(n, "then"), thread);
-        if (!yes && field(n, "else")) lower_list(field(n, "else"), thread);
-        return;
-    }
-    if (capturing_ >= 0) {  // a node of the graph being declared
-        if (!(find_spelling(kind)->forms & kInGraphs))
-            fail_at(field(n, kind), "'" + kind + "' cannot be a graph node; a graph holds kernel, memcpy_async, "
-                                    "memset_async and host_func ops (and repeat/if around them)");
-        if (field(n, "stream"))
-            fail_at(field(n, "stream"), "graph nodes run on the stream of their graph_launch; remove 'stream' here");
-        Op op;
-        Site site;
-        std::string label;
-        fill_op(op, site, kind, n, kNone, label, false);
-        for (const auto& lv : loop_vars_) label += "[" + std::to_string(lv.second) + "]";  // loops inside the graph
-        op.stream = kNone;
-        site.label = intern_name(label);
-        site.loc = intern_loc(n);
-        op.site = intern_site(site);
-        Graph& g = sc_.program.graphs[capturing_];
-        if (g.nodes.size() >= opts_.max_ops)
-            fail_at(n, "graph '" + g.name + "' has more than " + std::to_string(opts_.max_ops) + " nodes; raise the cap with --max-ops");
-        g.nodes.push_back(op);
-        return;
-    }
-    OpTemplate* tpl = n.Mark().pos >= 0 ? &templates_[static_cast<size_t>(n.Mark().pos)] : nullptr;
-    if (tpl && tpl->state == 1 && tpl->thread == thread) {
-        Op op = tpl->op;
-        if (tpl->dyn_stream) op.stream = stream_ref(tpl->stream_node, thread);
-        if (tpl->dyn_duration) op.duration = need_time(tpl->duration_node, "duration");
-        sc_.program.threads[thread].ops.push_back(emit_interned(op, n));
-        return;
-    }
-    Op op;
-    op.thread = static_cast<int16_t>(thread);
-    Site site;
-    std::string label;
-    dyn_nodes_.clear();
-    fill_op(op, site, kind, n, thread, label, false);
-    if (op.kind == OpKind::GraphLaunch) return emit_graph_launch(op, site, n, label, thread);
-    uint32_t idx = emit(op, site, n, label);
-    sc_.program.threads[thread].ops.push_back(idx);
-    if (tpl && tpl->state == 0) {
-        // Reusable when every loop-dependent scalar is the stream (an index) or a host op's or
-        // fixed-duration kernel's duration: re-evaluating those two redoes all their checks.
-        const YAML::Node st = field(n, "stream"), du = field(n, "duration");
-        const bool dur_ok = op.kind == OpKind::HostWork || op.kind == OpKind::HostFunc ||
-                            (op.kind == OpKind::Kernel && site.flops == 0 && op.bytes == 0);
-        bool reusable = true, dyn_stream = false, dyn_duration = false;
-        for (size_t pos : dyn_nodes_) {
-            if (st && st.Mark().pos >= 0 && static_cast<size_t>(st.Mark().pos) == pos) dyn_stream = true;
-            else if (dur_ok && du && du.Mark().pos >= 0 && static_cast<size_t>(du.Mark().pos) == pos) dyn_duration = true;
-            else reusable = false;
-        }
-        tpl->state = reusable ? 1 : 2;
-        tpl->thread = thread;
-        tpl->op = sc_.program.ops[idx];
-        tpl->dyn_stream = dyn_stream;
-        tpl->dyn_duration = dyn_duration;
-        if (dyn_stream) tpl->stream_node = st;
-        if (dyn_duration) tpl->duration_node = du;
-    }
-}
-
-// emit() for an op whose site (label, source position, loop depth) is already interned. The
-// ops of one loop iteration share one slice of loop indices.
-uint32_t Lowerer::emit_interned(Op op, const YAML::Node& where) {
-    auto& pg = sc_.program;
-    check_caps(where);
-    if (!loop_vars_.empty()) {
-        if (iter_dirty_) {
-            iter_slice_ = static_cast<uint32_t>(pg.iter_indices.size());
-            for (const auto& lv : loop_vars_) pg.iter_indices.push_back(static_cast<uint32_t>(lv.second));
-            iter_dirty_ = false;
-        }
-        op.iter_begin = iter_slice_;
-    }
-    pg.ops.push_back(op);
-    return static_cast<uint32_t>(pg.ops.size() - 1);
-}
-
-// A graph launch: the launch op, then a copy of each node on the launch's stream, named and
-// placed as the node is in the graph, with the launch's loop indices.
-void Lowerer::emit_graph_launch(Op launch, Site& site, const YAML::Node& n, const std::string& label, int32_t thread) {
-    auto& pg = sc_.program;
-    pg.threads[thread].ops.push_back(emit(launch, site, n, label));
-    for (size_t k = 0; k < pg.graphs[launch.graph].nodes.size(); ++k) {
-        Op node = pg.graphs[launch.graph].nodes[k];  // copied: emit may grow the vectors
-        node.thread = static_cast<int16_t>(thread);
-        node.stream = launch.stream;
-        node.graph_node = true;
-        Site ns = pg.sites[node.site];
-        ns.depth = static_cast<uint8_t>(loop_vars_.size());
-        node.site = intern_site(ns);
-        pg.threads[thread].ops.push_back(emit_interned(node, n));
-    }
-}
-
-void Lowerer::parse_graphs(const YAML::Node& n) {
-    if (!n.IsMap()) fail_at(n, "'graphs' must map graph names to lists of ops (the ops captured from one stream)");
-    for (auto it = n.begin(); it != n.end(); ++it) {
-        std::string name = need_name(it->first, "graph name");
-        if (graphs_.count(name)) fail_at(it->first, "duplicate graph '" + name + "'; each graph name may be declared once");
-        if (!it->second.IsSequence() || it->second.size() == 0)
-            fail_at(it->second, "graph '" + name + "' must be a non-empty list of ops such as [{kernel: k, duration: 5us}]");
-        graphs_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.graphs.size()), 1};
-        sc_.program.graphs.emplace_back().name = name;
-        capturing_ = static_cast<int32_t>(sc_.program.graphs.size() - 1);
-        lower_list(it->second, kNone);
-        capturing_ = -1;
-        if (sc_.program.graphs.back().nodes.empty())
-            fail_at(it->second, "graph '" + name + "' has no nodes (its loops or conditions emit no op)");
-    }
-}
-
-// The caps on ops (--max-ops) and on memory (--max-memory), before one more op is emitted.
-void Lowerer::check_caps(const YAML::Node& where) const {
-    if (sc_.program.ops.size() >= opts_.max_ops)
-        fail_at(where, "the scenario expands to more than " + std::to_string(opts_.max_ops) +
-                           " ops; raise the cap with --max-ops if this is intended");
-    if (const size_t n = sc_.program.ops.size(); (n & (n - 1)) == 0 || n % 1024 == 0)  // cheap: every 1024 ops
-        check_memory_cap(sc_.program, opts_.max_memory, opts_.run_bytes_per_op, loc(where));
-}
-
-uint32_t Lowerer::emit(Op op, Site& site, const YAML::Node& where, const std::string& label) {
-    site.label = intern_name(label);
-    site.loc = intern_loc(where);
-    site.depth = static_cast<uint8_t>(loop_vars_.size());
-    op.site = intern_site(site);
-    return emit_interned(op, where);
+    return k;
 }
 
 void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::Node& n, int32_t thread, std::string& label,
@@ -373,6 +182,13 @@ void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::N
         }
         if (sc_.program.uses.size() - site.uses_begin > UINT16_MAX) fail_at(u, "'uses' lists more than 65535 buffers");
         site.uses_count = static_cast<uint16_t>(sc_.program.uses.size() - site.uses_begin);
+        // Equal lists share one slice (an op lowered in full in many iterations lists the same buffers).
+        auto& uses = sc_.program.uses;
+        auto [it, fresh] = uses_ids_.try_emplace(std::vector<uint32_t>(uses.begin() + site.uses_begin, uses.end()), site.uses_begin);
+        if (!fresh) {
+            uses.resize(site.uses_begin);
+            site.uses_begin = it->second;
+        }
     }
 }
 
@@ -434,6 +250,7 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset) {
         fail_at(field(n, "bytes"), std::string(memset ? "memset" : "copy") + " of " + std::to_string(op.bytes) + " bytes overruns buffer '" +
                                 limit_buf->name + "' of " + std::to_string(limit_buf->bytes) + " bytes; 'bytes' may be at most " +
                                 std::to_string(limit) + " here");
+    copy_limit_ = limit_buf ? limit : UINT64_MAX;  // an op template checks its loop-dependent bytes against it
 }
 
 void Lowerer::fill_kernel(Op& op, Site& site, const YAML::Node& n) {
@@ -467,103 +284,6 @@ void Lowerer::check_kernel_fits(const KernelShape& k, const YAML::Node& n) const
         fail_at(at("shared_memory"), "kernel cannot fit on an SM: " + why + "; 'shared_memory' may be at most " +
                                          std::to_string(p.sm_shared_memory) + " bytes (" + format_bytes(p.sm_shared_memory) + ") per block");
     fail_at(n, "kernel cannot fit on an SM: " + why);
-}
-
-// ---------------------------------------------------------------- tasks form
-
-void Lowerer::lower_tasks(const YAML::Node& tasks) {
-    Program& pg = sc_.program;
-    pg.tasks_form = true;
-    if (!tasks.IsMap() || tasks.size() == 0) fail_at(tasks, "'tasks' must map task names to ops with 'after' lists");
-    std::unordered_map<std::string, uint32_t> index;
-    std::vector<YAML::Node> after_nodes;
-    std::vector<YAML::Node> key_nodes;
-    std::vector<std::string> task_names;
-    for (auto it = tasks.begin(); it != tasks.end(); ++it) {
-        std::string name = need_name(it->first, "task name");
-        if (index.count(name)) fail_at(it->first, "duplicate task '" + name + "'; each task name may be used once");
-        const YAML::Node n = it->second;  // a copy: it->second is a member of a temporary
-        std::string kind = find_kind(*this, n);
-        if (kind == "repeat" || kind == "if" || kind == "event_sync" || kind == "stream_sync" || kind == "device_sync" ||
-            kind == "event_record" || kind == "stream_wait_event")
-            fail_at(field(n, kind), "'" + kind + "' is not a task; in the tasks form, dependencies are 'after' lists");
-        if (kind == "graph_instantiate" || kind == "graph_launch" || is_alloc(find_spelling(kind)->kind))
-            fail_at(field(n, kind), "'" + kind + "' is not a task; write graphs and allocation calls in the threads form");
-        check_keys(n, file_, keys_for(kind, true), "task '" + name + "'");
-        Op op;
-        Site site;
-        int32_t thread = kNone;
-        if (kind == "host") {
-            std::string tname = field(n, "thread") ? need_name(field(n, "thread"), "thread") : "main";
-            auto t = threads_.find(tname);
-            if (t == threads_.end()) {
-                if (pg.threads.size() >= static_cast<size_t>(kMaxThreads))
-                    fail_at(field(n, "thread") ? field(n, "thread") : n, "more than " + std::to_string(kMaxThreads) +
-                                                                          " host threads; a program may have at most that many");
-                t = threads_.emplace(tname, static_cast<int32_t>(pg.threads.size())).first;
-                pg.threads.push_back(HostThread{tname, {}});
-                per_thread_.push_back(-1);
-            }
-            thread = t->second;
-        }
-        op.thread = static_cast<int16_t>(thread);
-        std::string label;
-        fill_op(op, site, kind, n, thread, label, true);
-        if (!field(n, "name")) label = name;
-        uint32_t idx = emit(op, site, n, label);
-        index[name] = idx;
-        if (thread >= 0) pg.threads[thread].ops.push_back(idx);
-        else pg.gpu_tasks.push_back(idx);
-        after_nodes.push_back(field(n, "after"));
-        key_nodes.push_back(it->first);
-        task_names.push_back(name);
-    }
-    std::vector<std::string> names;
-    for (const auto& kv : index) names.push_back(kv.first);
-    std::sort(names.begin(), names.end());
-    pg.after_index.assign(1, 0);
-    for (size_t t = 0; t < after_nodes.size(); ++t) {
-        const uint32_t first = static_cast<uint32_t>(pg.after.size());
-        const YAML::Node& a = after_nodes[t];
-        if (a) {
-            std::vector<YAML::Node> refs;
-            if (a.IsScalar()) refs.push_back(a);
-            else if (a.IsSequence()) for (const auto& r : a) refs.push_back(r);
-            else fail_at(a, "'after' must be a list of task names such as [load0, copy0], got " + a_node_type(a));
-            for (const auto& r : refs) {
-                std::string dep = need_name(r, "task name");
-                auto it = index.find(dep);
-                if (it == index.end()) {
-                    std::string near = did_you_mean(dep, names);
-                    std::string known;
-                    for (size_t k = 0; k < names.size() && k < 8; ++k) known += (k ? ", " : "") + names[k];
-                    if (names.size() > 8) known += ", ...";
-                    fail_at(r, "'after' names unknown task '" + dep + "'" +
-                                   (near.empty() ? " (tasks: " + known + ")" : "; did you mean '" + near + "'?"));
-                }
-                if (it->second == t)
-                    fail_at(r, "task '" + task_names[t] + "' lists itself in 'after'; a task cannot wait for itself");
-                if (std::find(pg.after.begin() + first, pg.after.end(), it->second) != pg.after.end())
-                    fail_at(r, "task '" + dep + "' appears twice in 'after'; list it once");
-                pg.after.push_back(it->second);
-            }
-        }
-        pg.after_index.push_back(static_cast<uint32_t>(pg.after.size()));
-    }
-    std::vector<uint32_t> cycle = find_cycle(pg);
-    if (!cycle.empty()) {
-        // In the tasks form op i is task i; in the cycle each task waits for the one before it.
-        std::string msg = "tasks form a dependency cycle:";
-        bool implicit = false;  // some wait is thread or stream order, not an 'after' entry
-        for (size_t k = 0; k < cycle.size(); ++k) {
-            uint32_t x = cycle[k], y = cycle[(k + 1) % cycle.size()];
-            msg += " " + task_names[x] + " ->";
-            if (std::find(pg.after_begin(y), pg.after_end(y), x) == pg.after_end(y)) implicit = true;
-        }
-        msg += " " + task_names[cycle.front()] + " (each waits for the one before it); remove one of these 'after' entries";
-        if (implicit) msg += " (tasks on one stream or host thread also run in file order)";
-        throw InputError(pg.loc(pg.ops[cycle.front()]), msg);
-    }
 }
 
 }  // namespace hetsim

@@ -81,6 +81,7 @@ Scenario Lowerer::run(const YAML::Node& root) {
             sc_.program.threads.push_back(HostThread{name, {}});
             per_thread_.push_back(-1);
         }
+        count_before_expanding(threads);
         for (auto it = threads.begin(); it != threads.end(); ++it) lower_thread(it->first.Scalar(), it->second);
     } else {
         lower_tasks(tasks);
@@ -440,10 +441,10 @@ Value Lowerer::eval_text(const YAML::Node& n, const std::string& raw) const {
 Value Lowerer::eval_at(const SourceLoc& at, int text_col, const std::string& raw) const {
     std::string text = substitute_at(at, raw);
     NameLookup lookup = [&](const std::string& name) -> std::optional<Value> {
-        for (auto it = loop_vars_.rbegin(); it != loop_vars_.rend(); ++it)
-            if (it->first == name) {
+        for (size_t k = loop_names_.size(); k-- > 0;)
+            if (loop_names_[k] == name) {
                 loop_var_used_ = true;
-                return Value::integer(it->second);
+                return Value::integer(loop_vals_[k]);
             }
         auto p = params_.find(name);
         if (p != params_.end()) return param_value(at, name, p->second);
@@ -456,7 +457,7 @@ Value Lowerer::eval_at(const SourceLoc& at, int text_col, const std::string& raw
         std::string msg = e.what();
         if (!e.unknown_name.empty()) {
             std::vector<std::string> names;
-            for (const auto& lv : loop_vars_) names.push_back(lv.first);
+            for (const auto& lv : loop_names_) names.push_back(lv);
             for (const auto& q : params_) names.push_back(q.first);
             std::string near = did_you_mean(e.unknown_name, names);
             msg += near.empty() ? " (not a loop variable or param; a value needs a unit such as 2ms or 64MiB)"
@@ -476,11 +477,64 @@ Value Lowerer::eval(const YAML::Node& n, const char* what) const {
     if (auto it = constants_.find(key); it != constants_.end()) return it->second;
     bool outer = loop_var_used_;
     loop_var_used_ = false;
-    Value v = eval_text(n, n.Scalar());
+    // Inside loops, a value that depends on a loop variable runs its compiled code; anything that
+    // fails there (or does not compile) is evaluated in full, which gives the canonical message.
+    const ExprCode* code = loop_names_.empty() ? nullptr : code_at(n, substitute(n, n.Scalar()));
+    Value v;
+    if (code && code->vars && run_expr(*code, loop_vals_.data(), v)) loop_var_used_ = true;
+    else v = eval_text(n, n.Scalar());
     if (!loop_var_used_ && n.Mark().pos >= 0) constants_.emplace(key, v);
-    if (loop_var_used_) dyn_nodes_.push_back(key);
+    if (loop_var_used_ && recs_) record(false, n, code, v, NamedDecl{});
     loop_var_used_ = outer || loop_var_used_;
     return v;
+}
+
+void Lowerer::record(bool index, const YAML::Node& n, const ExprCode* code, const Value& v, const NamedDecl& d) const {
+    recs_->push_back(Rec{index, n, code, v, d});
+}
+
+std::optional<ExprCode> Lowerer::compile(const std::string& text) const {
+    std::vector<std::string> params;
+    return compile_in(text, loop_names_, params);
+}
+
+// Names resolve as eval_at's lookup does: loop variables (innermost first), then params, whose
+// text is compiled in the same scope and inlined (`params`: those being compiled, for cycles).
+std::optional<ExprCode> Lowerer::compile_in(const std::string& text, const std::vector<std::string>& scope,
+                                            std::vector<std::string>& params) const {
+    NameCompiler names = [&](const std::string& name) -> std::optional<CompiledName> {
+        for (size_t k = scope.size(); k-- > 0;)
+            if (scope[k] == name) return CompiledName{static_cast<int>(k), {}};
+        auto p = params_.find(name);
+        if (p == params_.end() || params.size() > 64 || std::find(params.begin(), params.end(), name) != params.end())
+            return std::nullopt;
+        const size_t stack = param_stack_.size();
+        std::string body;
+        try {
+            body = substitute_at(param_loc(p->second), p->second.text);
+        } catch (const InputError&) {
+            param_stack_.resize(stack);
+            return std::nullopt;
+        }
+        params.push_back(name);
+        std::optional<ExprCode> c = compile_in(body, scope, params);
+        params.pop_back();
+        if (!c) return std::nullopt;
+        return CompiledName{-1, std::move(*c)};
+    };
+    return compile_expr(text, names);
+}
+
+const ExprCode* Lowerer::code_at(const YAML::Node& n, const std::string& text) const {
+    if (n.Mark().pos < 0 || text.find("${") != std::string::npos) return nullptr;
+    CachedCode& c = codes_[static_cast<size_t>(n.Mark().pos)];
+    if (!c.done || c.text != text || c.scope != loop_names_) {
+        c.done = true;
+        c.text = text;
+        c.scope = loop_names_;
+        c.code = compile(text);
+    }
+    return c.code ? &*c.code : nullptr;
 }
 
 Lowerer::MapFields& Lowerer::fields_of(const YAML::Node& map) const {
@@ -511,8 +565,8 @@ std::string Lowerer::set_arg_of(const std::string& raw) const {
         if (a == std::string::npos) return "";
         t = t.substr(a, b - a + 1);
         if (t.size() > 3 && t.compare(0, 2, "${") == 0 && t.find('}') == t.size() - 1) t = t.substr(2, t.size() - 3);
-        for (const auto& lv : loop_vars_)
-            if (lv.first == t) return "";  // a loop variable hides the param
+        for (const auto& name : loop_names_)
+            if (name == t) return "";  // a loop variable hides the param
         auto it = params_.find(t);
         if (it == params_.end()) return "";
         if (!it->second.set_arg.empty()) return it->second.set_arg;
@@ -609,106 +663,6 @@ std::vector<std::string> keys_of(const Map& m) {
 }
 }  // namespace
 
-// Array indices inside loops (`s[c % n]`) are evaluated once per iteration: the common form,
-// whole numbers, loop variables, plain-number params, + - * / % and parentheses, is compiled once
-// per node into postfix code. Anything else, and any error, takes the general evaluator, which
-// gives the same value and the canonical message.
-bool Lowerer::fast_index(const YAML::Node& n, const std::string& index, Value& out) const {
-    if (n.Mark().pos < 0) return false;
-    auto [it, fresh] = index_code_.try_emplace(static_cast<size_t>(n.Mark().pos));
-    IndexCode& code = it->second;
-    if (fresh) {
-        code.text = index;
-        std::vector<char> ops;  // operator stack: + - * / % (
-        auto prec = [](char c) { return c == '+' || c == '-' ? 1 : c == '(' ? 0 : 2; };
-        bool expect_operand = true;
-        for (size_t i = 0; i < index.size() && code.ok;) {
-            char c = index[i];
-            if (c == ' ') {
-                ++i;
-            } else if (std::isdigit(static_cast<unsigned char>(c)) && expect_operand) {
-                int64_t v = 0;
-                while (i < index.size() && std::isdigit(static_cast<unsigned char>(index[i]))) {
-                    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, index[i] - '0', &v)) code.ok = false;
-                    ++i;
-                }
-                if (i < index.size() && (std::isalpha(static_cast<unsigned char>(index[i])) || index[i] == '.')) code.ok = false;
-                code.prog.push_back({IndexCode::kConst, v, {}});
-                expect_operand = false;
-            } else if ((std::isalpha(static_cast<unsigned char>(c)) || c == '_') && expect_operand) {
-                size_t j = i;
-                while (j < index.size() && (std::isalnum(static_cast<unsigned char>(index[j])) || index[j] == '_')) ++j;
-                std::string id = index.substr(i, j - i);
-                i = j;
-                bool is_loop = false;
-                for (const auto& lv : loop_vars_) is_loop = is_loop || lv.first == id;
-                if (is_loop) {
-                    code.prog.push_back({IndexCode::kVar, 0, id});
-                } else if (auto p = params_.find(id); p != params_.end() && id != "true" && id != "false") {
-                    Value pv = param_value(loc_of(n, file_), id, p->second);
-                    // Inlined only when fixed (a param that names a loop variable is not cached).
-                    if (pv.dim != Dim::None || !pv.integral || !param_values_.count(id)) code.ok = false;
-                    code.prog.push_back({IndexCode::kConst, pv.i, {}});
-                } else {
-                    code.ok = false;
-                }
-                expect_operand = false;
-            } else if (c == '(' && expect_operand) {
-                ops.push_back(c);
-                ++i;
-            } else if (c == ')' && !expect_operand) {
-                while (!ops.empty() && ops.back() != '(') code.prog.push_back({IndexCode::kOp, ops.back(), {}}), ops.pop_back();
-                if (ops.empty()) code.ok = false;
-                else ops.pop_back();
-                ++i;
-            } else if ((c == '+' || c == '-' || c == '*' || c == '/' || c == '%') && !expect_operand) {
-                while (!ops.empty() && ops.back() != '(' && prec(ops.back()) >= prec(c))
-                    code.prog.push_back({IndexCode::kOp, ops.back(), {}}), ops.pop_back();
-                ops.push_back(c);
-                expect_operand = true;
-                ++i;
-            } else {
-                code.ok = false;
-            }
-        }
-        if (expect_operand) code.ok = false;
-        while (code.ok && !ops.empty()) {
-            if (ops.back() == '(') code.ok = false;
-            code.prog.push_back({IndexCode::kOp, ops.back(), {}});
-            ops.pop_back();
-        }
-        if (code.prog.size() > 64) code.ok = false;
-    }
-    if (!code.ok || code.text != index) return false;
-    int64_t st[64];
-    size_t sp = 0;
-    for (const auto& ins : code.prog) {
-        if (ins.kind == IndexCode::kConst) {
-            st[sp++] = ins.value;
-        } else if (ins.kind == IndexCode::kVar) {
-            bool found = false;
-            for (auto lv = loop_vars_.rbegin(); lv != loop_vars_.rend() && !found; ++lv)
-                if (lv->first == ins.name) st[sp++] = lv->second, found = true;
-            if (!found) return false;
-            loop_var_used_ = true;
-        } else {
-            if (sp < 2) return false;
-            int64_t b = st[--sp], a = st[sp - 1], r = 0;
-            switch (static_cast<char>(ins.value)) {
-                case '+': if (__builtin_add_overflow(a, b, &r)) return false; break;
-                case '-': if (__builtin_sub_overflow(a, b, &r)) return false; break;
-                case '*': if (__builtin_mul_overflow(a, b, &r)) return false; break;
-                case '/': if (b == 0 || (a == INT64_MIN && b == -1)) return false; r = a / b; break;
-                case '%': if (b == 0 || (a == INT64_MIN && b == -1)) return false; r = a % b; break;
-            }
-            st[sp - 1] = r;
-        }
-    }
-    if (sp != 1) return false;
-    out = Value::integer(st[0]);
-    return true;
-}
-
 int32_t Lowerer::resolve(const YAML::Node& n, const std::string& text, const std::unordered_map<std::string, NamedDecl>& decls,
                          const char* what) const {
     auto [name, index] = split_index(text);
@@ -733,13 +687,18 @@ int32_t Lowerer::resolve(const YAML::Node& n, const std::string& text, const std
     if (d.count == 1) fail_at(n, std::string(what) + " '" + name + "' is not an array; drop the index");
     bool outer = loop_var_used_;
     loop_var_used_ = false;
+    // Array indices inside loops (`s[c % n]`) run their compiled code; anything that fails there
+    // is evaluated in full, which gives the same value or the canonical message.
     Value v;
-    if (!fast_index(n, index, v)) {
+    const ExprCode* code = code_at(n, index);
+    if (code && run_expr(*code, loop_vals_.data(), v)) {
+        loop_var_used_ = code->vars != 0;
+    } else {
         // The index's column: after the '[' when the text is the node's own (no ${} substituted).
         int col = text == n.Scalar() ? text_column(n, text) : 0;
         v = eval_at(loc_of(n, file_), col > 0 ? col + static_cast<int>(text.find('[')) + 1 : 0, index);
     }
-    if (loop_var_used_) dyn_nodes_.push_back(static_cast<size_t>(n.Mark().pos));
+    if (loop_var_used_ && recs_) record(true, n, code, v, d);
     loop_var_used_ = outer || loop_var_used_;
     if (v.dim != Dim::None || !v.integral) fail_at(n, std::string(what) + " index must be a whole number in '" + text + "'");
     if (v.i < 0 || v.i >= static_cast<int64_t>(d.count))

@@ -3,66 +3,96 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <map>
-#include <set>
+#include <iterator>
+#include <queue>
 #include <utility>
+#include <vector>
 
 namespace hetsim::report {
 namespace {
 
 using Iv = std::pair<int64_t, int64_t>;  // [first, second) in ps
-using Ivs = std::vector<Iv>;
 
 // Sorted, disjoint, non-empty intervals; touching intervals are merged.
-Ivs normalize(Ivs v) {
+void normalize(std::vector<Iv>& v) {
     std::erase_if(v, [](const Iv& iv) { return iv.second <= iv.first; });
-    if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());  // lanes are mostly in time order
-    Ivs out;
+    std::sort(v.begin(), v.end());
+    size_t k = 0;
     for (const Iv& iv : v) {
-        if (!out.empty() && iv.first <= out.back().second)
-            out.back().second = std::max(out.back().second, iv.second);
-        else
-            out.push_back(iv);
+        if (k > 0 && iv.first <= v[k - 1].second) v[k - 1].second = std::max(v[k - 1].second, iv.second);
+        else v[k++] = iv;
     }
-    return out;
+    v.resize(k);
 }
 
-// Appends normalized `b` to normalized `a` and normalizes the result (a linear merge).
-void merge_into(Ivs& a, const Ivs& b) {
-    if (b.empty()) return;
-    size_t mid = a.size();
-    a.insert(a.end(), b.begin(), b.end());
-    std::inplace_merge(a.begin(), a.begin() + static_cast<long>(mid), a.end());
-    Ivs out;
-    out.reserve(a.size());
-    for (const Iv& iv : a) {
-        if (!out.empty() && iv.first <= out.back().second)
-            out.back().second = std::max(out.back().second, iv.second);
-        else
-            out.push_back(iv);
+// The union of the intervals of one lane, folded in as they are added. A lane's phases come
+// nearly in time order (a host thread's ops follow program order, a stream's stream order), so
+// almost every interval extends the last block or starts a new one; one that starts earlier is
+// merged a few blocks back, or, past kLookBack blocks, kept aside and merged once at the end.
+// Memory: one entry per merged block (per idle gap of the lane), not per phase.
+class Union {
+public:
+    void add(int64_t s, int64_t e) {
+        if (e <= s) return;
+        if (b_.empty() || s > b_.back().second) {
+            b_.push_back({s, e});
+        } else if (s >= b_.back().first) {
+            b_.back().second = std::max(b_.back().second, e);
+        } else {
+            add_earlier(s, e);
+        }
     }
-    a = std::move(out);
-}
-
-int64_t length(const Ivs& v) {
-    int64_t s = 0;
-    for (const Iv& iv : v) s += iv.second - iv.first;
-    return s;
-}
-
-Ivs intersect(const Ivs& a, const Ivs& b) {  // both normalized
-    Ivs out;
-    size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-        int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
-        if (lo < hi) out.emplace_back(lo, hi);
-        if (a[i].second < b[j].second) ++i; else ++j;
+    // Sorted, disjoint, touching blocks merged.
+    const std::vector<Iv>& blocks() {
+        if (!late_.empty()) {
+            normalize(late_);
+            std::vector<Iv> all;
+            all.reserve(b_.size() + late_.size());
+            std::merge(b_.begin(), b_.end(), late_.begin(), late_.end(), std::back_inserter(all));
+            std::vector<Iv>().swap(late_);
+            b_.clear();
+            for (const Iv& iv : all) {
+                if (!b_.empty() && iv.first <= b_.back().second) b_.back().second = std::max(b_.back().second, iv.second);
+                else b_.push_back(iv);
+            }
+            b_.shrink_to_fit();
+        }
+        return b_;
     }
-    return out;
-}
+    int64_t length() {
+        int64_t n = 0;
+        for (const Iv& iv : blocks()) n += iv.second - iv.first;
+        return n;
+    }
+
+private:
+    static constexpr size_t kLookBack = 32;
+
+    void add_earlier(int64_t s, int64_t e) {
+        size_t k = b_.size() - 1;  // b_[k].first > s
+        while (k > 0 && b_[k].first > s && b_.size() - k <= kLookBack) --k;
+        if (b_[k].first > s && k > 0) {
+            late_.push_back({s, e});
+            return;
+        }
+        if (b_[k].first > s) {  // before every block (there are at most kLookBack)
+            b_.insert(b_.begin(), Iv{s, e});
+        } else if (s <= b_[k].second) {
+            b_[k].second = std::max(b_[k].second, e);
+        } else {
+            b_.insert(b_.begin() + static_cast<long>(++k), Iv{s, e});
+        }
+        size_t j = k + 1;
+        while (j < b_.size() && b_[j].first <= b_[k].second) b_[k].second = std::max(b_[k].second, b_[j++].second);
+        b_.erase(b_.begin() + static_cast<long>(k + 1), b_.begin() + static_cast<long>(j));
+    }
+
+    std::vector<Iv> b_, late_;
+};
 
 // Categories of work for "hidden behind": a phase is hidden where work of another category runs.
 enum Cat { kHost, kStreamOnly, kCopy, kSm, kDevCopy, kCats };
+constexpr int kSyncWait = kCats;  // sweep source of host sync waits: not work, not a category
 const char* const kCatKind[kCats] = {"host_thread", "stream", "copy_engine", "sm", "device_copy"};
 
 Cat gpu_cat(Engine e) {
@@ -75,15 +105,167 @@ Cat gpu_cat(Engine e) {
     return kStreamOnly;
 }
 
-struct Lane {
-    std::string name, kind;
-    Ivs raw[kCats];  // this lane's intervals by category of the work
+constexpr int kEngines = 4;  // Engine::H2D .. Engine::DeviceCopy
+
+// Lanes by index: host threads, the unknown host lane, streams, the unknown stream lane, then
+// the engines; the report order of the resource table.
+struct LaneIndex {
+    size_t threads, streams;
+    size_t host(int32_t th) const { return th >= 0 && static_cast<size_t>(th) < threads ? static_cast<size_t>(th) : threads; }
+    size_t stream(int32_t st) const {
+        return threads + 1 + (st >= 0 && static_cast<size_t>(st) < streams ? static_cast<size_t>(st) : streams);
+    }
+    size_t engine(Engine e) const { return threads + streams + 2 + static_cast<size_t>(e); }
+    size_t count() const { return threads + streams + 2 + kEngines; }
 };
 
-constexpr int kGroupHost = 0, kGroupStream = 1, kGroupEngine = 2;
+struct Lane {
+    Union all;                 // category lanes (host threads, engines), and streams not sequential
+    Union stream_only;         // streams: GPU phases on no engine (their category's union)
+    Union sync;                // host threads: the sync waits (the end of a blocking call's phase),
+                               // kept only when more than one thread waits (else their sum is the union)
+    int64_t sync_sum = 0, host_end = INT64_MIN;
+    bool host_sequential = true;  // host threads: each phase started at or after the previous one ended
+    bool used = false;
+    bool sequential = true;    // streams: every phase started at or after the previous one ended
+    int64_t seq_end = INT64_MIN, seq_busy = 0;  // streams while sequential: last end, sum of lengths
+    int64_t hidden = 0;
+};
 
-Iv host_busy(const OpRecord& r) {
-    return {r.host_start.ps(), (r.host_end - r.sync_wait).ps()};
+// The prefix length of a sorted block list, read forward: at(t) = |blocks ∩ [-inf, t)| for
+// non-decreasing t.
+class PrefixCursor {
+public:
+    explicit PrefixCursor(const std::vector<Iv>& b) : b_(&b) {}
+    int64_t at(int64_t t) {
+        while (k_ < b_->size() && (*b_)[k_].second <= t) cum_ += (*b_)[k_].second - (*b_)[k_].first, ++k_;
+        if (k_ < b_->size() && (*b_)[k_].first < t) return cum_ + t - (*b_)[k_].first;
+        return cum_;
+    }
+
+private:
+    const std::vector<Iv>* b_;
+    size_t k_ = 0;
+    int64_t cum_ = 0;
+};
+
+// One sorted block list of the sweep: a category's work on one lane (host thread, engine) or
+// the GPU phases on no engine of one stream (lane < 0).
+struct Source {
+    const std::vector<Iv>* blocks;
+    int32_t lane;
+    int32_t cat;
+};
+
+struct SweepResult {
+    std::vector<Iv> multi;   // where 2+ categories are busy at once, sorted
+    int64_t gpu_union = 0;   // time any GPU category was busy
+    int64_t any_union = 0;   // time any category was busy
+    int64_t sync_union = 0;  // time any host thread waited for the GPU
+};
+
+// One pass over the category lists in time order. Where two or more categories are busy at
+// once, every busy lane is hidden (its own category is among them, so another one runs beside
+// it): a lane's hidden time is its overlap with `multi`, added up here for the source lanes.
+SweepResult sweep(const std::vector<Source>& sources, std::vector<Lane>& lanes) {
+    SweepResult out;
+    // Events one at a time, from the source with the least next time; there are few sources
+    // (host threads, engines, streams with markers), so a scan beats a heap. Events at equal
+    // times come one after another with no time between them.
+    struct Cursor {
+        const Iv* at;
+        const Iv* end;
+        int64_t next;    // at->first outside a block, at->second inside
+        int64_t mark;    // multi_len when the current block began
+        int32_t lane, cat;
+        bool inside;
+    };
+    constexpr int64_t kDone = INT64_MAX;
+    std::vector<Cursor> cur;
+    for (const Source& s : sources)
+        if (!s.blocks->empty())
+            cur.push_back({s.blocks->data(), s.blocks->data() + s.blocks->size(), s.blocks->front().first, 0, s.lane, s.cat, false});
+    int busy[kCats + 1] = {};  // busy sources per category, and waiting host threads
+    int cats = 0, gpu_cats = 0;
+    int64_t prev = 0, multi_len = 0;
+    const size_t n = cur.size();
+    if (n == 0) return out;
+    const bool any_sync = std::any_of(cur.begin(), cur.end(), [](const Cursor& c) { return c.cat == kSyncWait; });
+    for (;;) {
+        size_t k = 0;
+        for (size_t j = 1; j < n; ++j)
+            if (cur[j].next < cur[k].next) k = j;
+        const int64_t t = cur[k].next;
+        if (t == kDone) break;
+        // Fast forward: while two categories stay busy in the blocks they are in now, every lane
+        // is hidden wherever it is busy and the unions grow by the whole window, whatever the
+        // other sources do; so their events up to the end of that window are taken source by
+        // source, without the scan. (Not with waiting host threads, whose union needs the scan.)
+        if (t > prev && cats >= 2 && !any_sync) {
+            int64_t cat_end[kCats + 1];
+            std::fill(std::begin(cat_end), std::end(cat_end), INT64_MIN);
+            for (const Cursor& c : cur)
+                if (c.inside) cat_end[c.cat] = std::max(cat_end[c.cat], c.next);
+            int64_t first = INT64_MIN, second = INT64_MIN;
+            for (int64_t e : cat_end) {
+                if (e > first) second = first, first = e;
+                else if (e > second) second = e;
+            }
+            if (second > t) {
+                const int64_t until = second;  // two categories are busy on [prev, until)
+                for (Cursor& c : cur)
+                    while (c.next < until) {
+                        const int64_t ml = multi_len + (c.next - prev);
+                        if (!c.inside) {
+                            c.mark = ml;
+                            c.inside = true;
+                            c.next = c.at->second;
+                        } else {
+                            if (c.lane >= 0) lanes[static_cast<size_t>(c.lane)].hidden += ml - c.mark;
+                            c.inside = false;
+                            c.next = ++c.at < c.end ? c.at->first : kDone;
+                        }
+                    }
+                multi_len += until - prev;
+                if (!out.multi.empty() && out.multi.back().second == prev) out.multi.back().second = until;
+                else out.multi.push_back({prev, until});
+                out.gpu_union += until - prev;  // of two categories at least one is GPU work
+                out.any_union += until - prev;
+                prev = until;
+                std::fill(std::begin(busy), std::end(busy), 0);
+                cats = gpu_cats = 0;
+                for (const Cursor& c : cur)
+                    if (c.inside && busy[c.cat]++ == 0) ++cats, gpu_cats += c.cat != kHost;
+                continue;
+            }
+        }
+        Cursor& c = cur[k];
+        if (t > prev) {
+            if (cats >= 2) {
+                multi_len += t - prev;
+                if (!out.multi.empty() && out.multi.back().second == prev) out.multi.back().second = t;
+                else out.multi.push_back({prev, t});
+            }
+            if (gpu_cats > 0) out.gpu_union += t - prev;
+            if (cats > 0) out.any_union += t - prev;
+            if (busy[kSyncWait] > 0) out.sync_union += t - prev;
+            prev = t;
+        }
+        int& b = busy[c.cat];
+        const int counts = c.cat != kSyncWait;
+        if (!c.inside) {
+            c.mark = multi_len;
+            if (b++ == 0) cats += counts, gpu_cats += counts && c.cat != kHost;
+            c.inside = true;
+            c.next = c.at->second;
+        } else {
+            if (c.lane >= 0) lanes[static_cast<size_t>(c.lane)].hidden += multi_len - c.mark;
+            if (--b == 0) cats -= counts, gpu_cats -= counts && c.cat != kHost;
+            c.inside = false;
+            c.next = ++c.at < c.end ? c.at->first : kDone;
+        }
+    }
+    return out;
 }
 
 bool phase_exists(const Timeline& t, int32_t op, Phase ph) {
@@ -92,59 +274,81 @@ bool phase_exists(const Timeline& t, int32_t op, Phase ph) {
     return ph == Phase::Host ? r.has_host() : r.has_gpu();
 }
 
-void find_critical_path(const Program& p, const Timeline& t, Analysis& a) {
-    int32_t cur = -1;
-    Phase ph = Phase::Gpu;
-    Time best = Time::ps(INT64_MIN);
-    for (size_t i = 0; i < t.ops.size(); ++i) {
-        const OpRecord& r = t.ops[i];
-        if (r.has_gpu() && r.gpu_end > best) { best = r.gpu_end; cur = static_cast<int32_t>(i); ph = Phase::Gpu; }
-        if (r.has_host() && r.host_end > best) { best = r.host_end; cur = static_cast<int32_t>(i); ph = Phase::Host; }
+// The critical path: from the phase that ends last, back along the causes (`last_op` -1: none).
+void find_critical_path(const Program& p, const Timeline& t, const LaneIndex& li,
+                        const std::vector<uint32_t>& resource_of, int32_t last_op, Phase last_phase, Analysis& a) {
+    // The walk back ends at a phase with no cause or at one already on the path (a cause cycle
+    // in a malformed timeline). It records (op, phase) as 2 * op + phase; the steps are then
+    // filled in first to last.
+    std::vector<uint32_t> back;
+    {
+        std::vector<uint64_t> seen((2 * t.ops.size() + 63) / 64);  // one bit per (op, phase)
+        int32_t cur = last_op;
+        Phase ph = last_phase;
+        while (cur >= 0) {
+            const uint32_t key = 2 * static_cast<uint32_t>(cur) + (ph == Phase::Gpu ? 1 : 0);
+            const uint64_t m = uint64_t{1} << (key % 64);
+            if (seen[key / 64] & m) break;
+            seen[key / 64] |= m;
+            back.push_back(key);
+            // The walk goes back mostly op by op; fetching ahead hides the latency of the chain.
+            if (cur >= 16) __builtin_prefetch(&t.ops[static_cast<size_t>(cur) - 16]);
+            const OpRecord& r = t.ops[static_cast<size_t>(cur)];
+            const Cause& c = ph == Phase::Host ? r.host_cause : r.gpu_cause;
+            if (c.kind == CauseKind::None || !phase_exists(t, c.op, c.phase)) break;
+            cur = c.op;
+            ph = c.phase;
+        }
     }
-    std::set<std::pair<int32_t, Phase>> seen;
-    std::vector<CriticalStep> rev;
-    while (cur >= 0 && seen.insert({cur, ph}).second) {
-        const uint32_t op = static_cast<uint32_t>(cur);
+    if (back.empty()) return;
+
+    // Shares: each step counts from where the previous one ended; time with no step running,
+    // from time zero on, is latency. Summed per resource, then per kind in order of first
+    // appearance.
+    std::vector<int64_t> on(a.resources.size(), 0);
+    std::vector<uint32_t> order;  // resources in order of first appearance on the path
+    std::vector<bool> listed(a.resources.size(), false);
+    int64_t latency = 0, prev_end = 0;
+    std::vector<CriticalStep>& path = a.critical_path;
+    path.resize(back.size());
+    for (size_t k = 0; k < path.size(); ++k) {
+        const uint32_t key = back[back.size() - 1 - k];
+        const uint32_t op = key / 2;
         const OpRecord& r = t.ops[op];
-        CriticalStep s;
+        const Op* o = op < p.ops.size() ? &p.ops[op] : nullptr;
+        CriticalStep& s = path[k];
         s.op = op;
-        s.phase = ph;
-        const Cause& c = ph == Phase::Host ? r.host_cause : r.gpu_cause;
-        s.cause = c.kind;
-        if (ph == Phase::Host) {
-            s.lane = host_lane(p, op < p.ops.size() ? p.ops[op].thread : kNone);
-            s.kind = "host_thread";
+        if (key % 2 == 0) {
+            s.phase = Phase::Host;
+            s.cause = r.host_cause.kind;
+            s.resource = resource_of[li.host(o ? o->thread : kNone)];
             s.start = r.host_start;
             s.end = r.host_end;
         } else {
-            s.lane = gpu_run_lane(p, op, r);
-            s.kind = engine_kind(r.engine);
+            s.phase = Phase::Gpu;
+            s.cause = r.gpu_cause.kind;
+            s.resource = resource_of[r.engine != Engine::None ? li.engine(r.engine) : li.stream(o ? o->stream : kNone)];
             s.start = r.gpu_start;
             s.end = r.gpu_end;
         }
-        rev.push_back(std::move(s));
-        if (c.kind == CauseKind::None || !phase_exists(t, c.op, c.phase)) break;
-        cur = c.op;
-        ph = c.phase;
+        // On the path from where the step before it ended: a sync's host phase began long before
+        // the GPU work it waited for ended. Steps never overlap and follow each other in time.
+        const int64_t st = s.start.ps(), en = s.end.ps();
+        if (st > prev_end) latency += st - prev_end;
+        const int64_t from = std::max(st, prev_end);
+        if (en > from) on[s.resource] += en - from;
+        if (!listed[s.resource]) listed[s.resource] = true, order.push_back(s.resource);
+        s.start = Time::ps(from);
+        s.end = Time::ps(std::max(en, from));
+        prev_end = std::max(prev_end, en);
     }
-    a.critical_path.assign(rev.rbegin(), rev.rend());
-
-    // Shares: each step counts from where the previous one ended (a sync's host phase overlaps
-    // the GPU work it waited for); time with no step running, from time zero on, is latency.
-    if (a.critical_path.empty()) return;
     std::vector<KindShare> shares;
-    Time latency, prev_end;
-    auto add = [&](const std::string& kind, Time d) {
+    auto add = [&](const std::string& kind, int64_t d) {
         for (KindShare& k : shares)
-            if (k.kind == kind) { k.time += d; return; }
-        shares.push_back({kind, d, 0});
+            if (k.kind == kind) { k.time += Time::ps(d); return; }
+        shares.push_back({kind, Time::ps(d), 0});
     };
-    for (const CriticalStep& s : a.critical_path) {
-        if (s.start > prev_end) latency += s.start - prev_end;
-        Time from = max(s.start, prev_end);
-        add(s.kind, s.end > from ? s.end - from : Time{});
-        prev_end = max(prev_end, s.end);
-    }
+    for (uint32_t r : order) add(a.resources[r].kind, on[r]);
     add("latency", latency);
     for (KindShare& k : shares)
         k.share = a.end_to_end.ps() > 0 ? static_cast<double>(k.time.ps()) / static_cast<double>(a.end_to_end.ps()) : 0;
@@ -190,75 +394,193 @@ std::string gpu_run_lane(const Program& p, uint32_t op, const OpRecord& r) {
 Analysis analyze(const Program& p, const Timeline& t) {
     Analysis a;
     a.end_to_end = t.end_to_end;
+    Metrics& m = a.metrics;
 
-    std::map<std::pair<int, int>, Lane> lanes;  // (group, index) keeps the report order
-    for (size_t i = 0; i < p.threads.size(); ++i)
-        lanes[{kGroupHost, static_cast<int>(i)}] = Lane{host_lane(p, static_cast<int32_t>(i)), "host_thread", {}};
-    Ivs all_gpu;
+    // Pass 1: the union of each category lane (host threads, engines, and per stream its GPU
+    // phases on no engine). A stream's phases follow stream order: while each starts at or
+    // after the previous one's end, its busy time is their sum and nothing is kept per phase.
+    const LaneIndex li{p.threads.size(), p.streams.size()};
+    std::vector<Lane> lanes(li.count());
+    for (size_t i = 0; i < p.threads.size(); ++i) lanes[i].used = true;  // every thread has a row
+    bool any_unordered = false;
+    int32_t last_op = -1;  // the phase that ends last: the critical path's end (first op on ties, GPU first)
+    Phase last_phase = Phase::Gpu;
+    Time last_end = Time::ps(INT64_MIN);
+    // Each op's stream (as an offset from the first stream lane), so that pass 2 reads the
+    // timeline alone; 2 bytes an op, where the streams fit.
+    std::vector<uint16_t> stream_of(li.streams < 0xffff ? t.ops.size() : 0);
     for (size_t i = 0; i < t.ops.size(); ++i) {
         const OpRecord& r = t.ops[i];
         const Op* op = i < p.ops.size() ? &p.ops[i] : nullptr;
+        if (r.has_gpu() && r.gpu_end > last_end) last_end = r.gpu_end, last_op = static_cast<int32_t>(i), last_phase = Phase::Gpu;
+        if (r.has_host() && r.host_end > last_end) last_end = r.host_end, last_op = static_cast<int32_t>(i), last_phase = Phase::Host;
+        m.serial += r.own_time();
         if (r.has_host()) {
-            int32_t th = op && op->thread >= 0 && static_cast<size_t>(op->thread) < p.threads.size() ? op->thread : kNone;
-            Lane& l = lanes[{kGroupHost, th >= 0 ? th : INT_MAX}];
-            if (l.name.empty()) l = Lane{host_lane(p, th), "host_thread", {}};
-            l.raw[kHost].push_back(host_busy(r));
+            Lane& l = lanes[li.host(op ? op->thread : kNone)];
+            l.used = true;
+            l.all.add(r.host_start.ps(), (r.host_end - r.sync_wait).ps());
+            if (r.host_start.ps() < l.host_end) l.host_sequential = false;
+            l.host_end = std::max(l.host_end, r.host_end.ps());
+            if (r.sync_wait > Time{}) l.sync_sum += std::min(r.sync_wait, r.host_end - r.host_start).ps();
         }
         if (r.has_gpu()) {
-            Iv iv{r.gpu_start.ps(), r.gpu_end.ps()};
-            Cat c = gpu_cat(r.engine);
-            int32_t st = op && op->stream >= 0 && static_cast<size_t>(op->stream) < p.streams.size() ? op->stream : kNone;
-            Lane& sl = lanes[{kGroupStream, st >= 0 ? st : INT_MAX}];
-            if (sl.name.empty()) sl = Lane{stream_lane(p, st), "stream", {}};
-            sl.raw[c].push_back(iv);
-            if (r.engine != Engine::None) {
-                Lane& el = lanes[{kGroupEngine, static_cast<int>(r.engine)}];
-                if (el.name.empty()) el = Lane{engine_lane(r.engine), engine_kind(r.engine), {}};
-                el.raw[c].push_back(iv);
+            const int64_t s = r.gpu_start.ps(), e = r.gpu_end.ps();
+            const size_t sk = li.stream(op ? op->stream : kNone);
+            if (!stream_of.empty()) stream_of[i] = static_cast<uint16_t>(sk - li.stream(0));
+            Lane& sl = lanes[sk];
+            sl.used = true;
+            if (sl.sequential && s >= sl.seq_end) {
+                sl.seq_end = std::max(s, e);
+                sl.seq_busy += sl.seq_end - s;
+            } else {
+                sl.sequential = false;
+                any_unordered = true;
             }
-            all_gpu.push_back(iv);
+            if (r.engine == Engine::None) {
+                sl.stream_only.add(s, e);
+            } else {
+                Lane& el = lanes[li.engine(r.engine)];
+                el.used = true;
+                el.all.add(s, e);
+            }
         }
     }
 
-    // Union per category over all lanes (streams repeat engine work, which a union absorbs),
-    // then, per category, the union of every other category.
-    for (auto& [key, l] : lanes)
-        for (int c = 0; c < kCats; ++c) l.raw[c] = normalize(std::move(l.raw[c]));
-    Ivs cat_union[kCats];
-    for (auto& [key, l] : lanes)
-        for (int c = 0; c < kCats; ++c) merge_into(cat_union[c], l.raw[c]);
-    Ivs others[kCats];
-    for (int c = 0; c < kCats; ++c)
-        for (int d = 0; d < kCats; ++d)
-            if (d != c) merge_into(others[c], cat_union[d]);
-
-    for (auto& [key, l] : lanes) {
-        Resource res{l.name, l.kind, {}, 0, {}};
-        Ivs all, hidden;
-        for (int c = 0; c < kCats; ++c) {
-            merge_into(all, l.raw[c]);
-            merge_into(hidden, intersect(l.raw[c], others[c]));
+    // The waits of one host thread whose phases follow each other do not overlap: their union is
+    // their sum. Where several threads wait (or one's phases overlap), one more pass keeps the
+    // waits of each thread for the sweep, which unites them.
+    const size_t first_stream = li.stream(0), first_engine = li.engine(Engine::H2D);
+    size_t waiting = 0;
+    bool waits_disjoint = true;
+    int64_t sync_sum = 0;
+    for (size_t k = 0; k < first_stream; ++k) {
+        if (lanes[k].sync_sum == 0) continue;
+        ++waiting;
+        waits_disjoint = waits_disjoint && lanes[k].host_sequential;
+        sync_sum += lanes[k].sync_sum;
+    }
+    const bool unite_waits = waiting > 1 || !waits_disjoint;
+    if (unite_waits)
+        for (size_t i = 0; i < t.ops.size(); ++i) {
+            const OpRecord& r = t.ops[i];
+            if (r.has_host() && r.sync_wait > Time{})
+                lanes[li.host(i < p.ops.size() ? p.ops[i].thread : kNone)].sync.add((r.host_end - r.sync_wait).ps(), r.host_end.ps());
         }
-        res.busy = Time::ps(length(all));
-        res.hidden = Time::ps(length(hidden));
+
+    // The sweep over the category lists: where 2+ categories run, the GPU union, and the
+    // hidden time of host threads and engines.
+    std::vector<Source> src;
+    for (size_t k = 0; k < lanes.size(); ++k) {
+        if (!lanes[k].used) continue;
+        const int32_t lane = static_cast<int32_t>(k);
+        if (k < first_stream) {
+            src.push_back({&lanes[k].all.blocks(), lane, kHost});
+            src.push_back({&lanes[k].sync.blocks(), -1, kSyncWait});
+        }
+        else if (k < first_engine) src.push_back({&lanes[k].stream_only.blocks(), -1, kStreamOnly});
+        else src.push_back({&lanes[k].all.blocks(), lane, gpu_cat(static_cast<Engine>(k - first_engine))});
+    }
+    const SweepResult sw = sweep(src, lanes);
+
+    // Pass 2, streams: hidden time is the overlap with `multi`, phase by phase while a stream
+    // is sequential; a stream that is not gets its union built here and measured block by block.
+    if (first_engine > first_stream) {
+        std::vector<PrefixCursor> cur(first_engine - first_stream, PrefixCursor(sw.multi));
+        for (size_t i = 0; i < t.ops.size(); ++i) {
+            const OpRecord& r = t.ops[i];
+            if (!r.has_gpu() || r.gpu_end <= r.gpu_start) continue;
+            const size_t k = stream_of.empty() ? li.stream(i < p.ops.size() ? p.ops[i].stream : kNone)
+                                               : first_stream + stream_of[i];
+            Lane& sl = lanes[k];
+            if (sl.sequential) {
+                PrefixCursor& c = cur[k - first_stream];
+                const int64_t before = c.at(r.gpu_start.ps());
+                sl.hidden += c.at(r.gpu_end.ps()) - before;
+            } else if (any_unordered) {
+                sl.all.add(r.gpu_start.ps(), r.gpu_end.ps());
+            }
+        }
+        std::vector<uint16_t>().swap(stream_of);
+        for (size_t k = first_stream; k < first_engine; ++k) {
+            Lane& sl = lanes[k];
+            if (!sl.used || sl.sequential) continue;
+            PrefixCursor c(sw.multi);
+            for (const Iv& iv : sl.all.blocks()) {
+                const int64_t before = c.at(iv.first);
+                sl.hidden += c.at(iv.second) - before;
+            }
+        }
+    }
+
+    // The resource table in lane order.
+    std::vector<uint32_t> resource_of(lanes.size(), 0);
+    for (size_t k = 0; k < lanes.size(); ++k) {
+        Lane& l = lanes[k];
+        if (!l.used) continue;
+        resource_of[k] = static_cast<uint32_t>(a.resources.size());
+        Resource res;
+        if (k < first_stream) {
+            res.name = host_lane(p, k < li.threads ? static_cast<int32_t>(k) : kNone);
+            res.kind = "host_thread";
+        } else if (k < first_engine) {
+            const size_t st = k - first_stream;
+            res.name = stream_lane(p, st < li.streams ? static_cast<int32_t>(st) : kNone);
+            res.kind = "stream";
+        } else {
+            const Engine e = static_cast<Engine>(k - first_engine);
+            res.name = engine_lane(e);
+            res.kind = engine_kind(e);
+        }
+        res.busy = Time::ps(k >= first_stream && k < first_engine && l.sequential ? l.seq_busy : l.all.length());
         res.utilization = ratio(res.busy, t.end_to_end);
+        res.hidden = Time::ps(l.hidden);
         a.resources.push_back(std::move(res));
     }
+    std::vector<Lane>().swap(lanes);
 
-    Metrics& m = a.metrics;
-    for (const OpRecord& r : t.ops) {
-        m.serial += r.own_time();
-        m.exposed_sync += r.sync_wait;
-    }
     m.elapsed = t.end_to_end;
     m.speedup = ratio(m.serial, m.elapsed);
-    m.hidden = m.serial - m.elapsed;
-    m.gpu_active_union = Time::ps(length(normalize(std::move(all_gpu))));
+    m.busy_union = Time::ps(sw.any_union);
+    // Each op's own work is the union of its phases (OpRecord::own_time), so the sum is never
+    // below the union over all ops; max() only guards a malformed timeline.
+    m.hidden = max(m.serial - m.busy_union, Time{});
+    m.exposed_sync = Time::ps(unite_waits ? sw.sync_union : sync_sum);
+    m.gpu_active_union = Time::ps(sw.gpu_union);
     m.gpu_active_fraction = ratio(m.gpu_active_union, m.elapsed);
     m.exposed_sync_fraction = ratio(m.exposed_sync, m.elapsed);
 
-    find_critical_path(p, t, a);
+    find_critical_path(p, t, li, resource_of, last_op, last_phase, a);
     return a;
+}
+
+std::vector<PathSegment> path_segments(const Analysis& a) {
+    std::vector<PathSegment> segs;
+    const auto& path = a.critical_path;
+    for (size_t i = 0; i < path.size(); ++i) {
+        const CriticalStep& s = path[i];
+        if (!segs.empty() && segs.back().resource == s.resource) {
+            segs.back().end = max(segs.back().end, s.end);
+            segs.back().last = i;
+        } else {
+            segs.push_back({s.resource, s.start, s.end, i, i});
+        }
+    }
+    return segs;
+}
+
+std::string segment_ops_text(const Program& p, const Analysis& a, const PathSegment& s, size_t max_names) {
+    auto name = [&](size_t step) {
+        uint32_t op = a.critical_path[step].op;
+        if (op < p.ops.size()) return p.op_name(op);
+        std::string n(1, '#');  // append, not operator+: GCC 12 -Wrestrict false positive
+        return n.append(std::to_string(op));
+    };
+    const size_t n = s.last - s.first + 1;
+    const size_t shown = n <= max_names + 1 ? n : max_names;
+    std::string out;
+    for (size_t k = 0; k < shown; ++k) out.append(k ? ", " : "").append(name(s.first + k));
+    if (shown < n) out.append(" and ").append(std::to_string(n - shown)).append(" more");
+    return out;
 }
 
 std::string format_ns(Time t) {

@@ -1,6 +1,9 @@
 // What a timeline says about overlap: busy time per resource, the parallelism evidence
 // (serial vs elapsed work, exposed sync waits, GPU active union) and the critical path.
 // Pure functions of (Program, Timeline); every report writer reads the same Analysis.
+// analyze() is linear in ops: one pass over the timeline folds each lane's phases into its
+// union as they come (phases of a lane arrive nearly in time order), then one sweep over the
+// merged blocks of all lanes gives the hidden time and the unions of the metrics.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,25 +25,33 @@ struct Resource {
 };
 
 // The seed's parallelism evidence (Q4). The GPU active fraction is time coverage,
-// not SM, bandwidth or instruction utilisation.
+// not SM, bandwidth or instruction utilisation. Every metric is a length of time within
+// [0, elapsed] except serial and hidden (which can exceed elapsed) and speedup; none is negative.
+// elapsed = serial - hidden + (elapsed - busy_union), the last term the time nothing ran.
 struct Metrics {
     Time serial;            // sum of OpRecord::own_time(): the same work done one thing at a time
     Time elapsed;           // end-to-end time of the timeline
     double speedup = 0;     // serial / elapsed (0 when elapsed is 0)
-    Time hidden;            // serial - elapsed; negative when overlap did not pay off
-    Time exposed_sync;      // sum of host sync waits
+    Time busy_union;        // time any op was doing its own work: the union of every host phase
+                            // (sync waits excluded) and every GPU phase
+    Time hidden;            // serial - busy_union: work done while other work ran (>= 0)
+    Time exposed_sync;      // time at least one host thread waited for the GPU (union of the
+                            // sync waits over threads, so at most elapsed)
     Time gpu_active_union;  // length of the union of all GPU phases
     double gpu_active_fraction = 0;
-    double exposed_sync_fraction = 0;
+    double exposed_sync_fraction = 0;  // exposed_sync / elapsed, in [0, 1]
 };
 
 struct CriticalStep {
     uint32_t op = 0;
+    uint32_t resource = 0;   // index into Analysis::resources of the lane it ran on: the engine
+                             // lane for GPU work on an engine, else its stream / host lane
     Phase phase = Phase::Host;
-    std::string lane;        // engine lane for GPU work on an engine, else stream / host lane
-    std::string kind;        // resource kind of `lane`
-    Time start, end;
     CauseKind cause = CauseKind::None;  // what released this step
+    // The part of the phase on the path: from the end of the step before it (its last
+    // dependency) to the phase's end; empty at that point when the phase ended earlier. Steps
+    // never overlap: each starts at or after the previous one's end.
+    Time start, end;
 };
 
 struct KindShare {
@@ -55,9 +66,23 @@ struct Analysis {
     Metrics metrics;
     std::vector<CriticalStep> critical_path;  // in time order, first step first
     std::vector<KindShare> critical_share;    // kinds in order of first appearance, "latency" last
+
+    const std::string& lane(const CriticalStep& s) const { return resources[s.resource].name; }
+    const std::string& kind(const CriticalStep& s) const { return resources[s.resource].kind; }
 };
 
 Analysis analyze(const Program& p, const Timeline& t);
+
+// Consecutive critical-path steps on one lane: what the summary prints as one line.
+struct PathSegment {
+    uint32_t resource = 0;   // index into Analysis::resources
+    Time start, end;
+    size_t first = 0, last = 0;  // indices into Analysis::critical_path
+};
+std::vector<PathSegment> path_segments(const Analysis& a);
+// "load[1], upload[1], kernel[1]": the ops of a segment, the first `max_names` of a longer one
+// followed by " and N more" (all of them when at most max_names + 1).
+std::string segment_ops_text(const Program& p, const Analysis& a, const PathSegment& s, size_t max_names = 4);
 
 // Lane names shared by every report.
 std::string host_lane(const Program& p, int32_t thread);  // "host:<name>", "host" when unknown

@@ -1,6 +1,9 @@
 #include "report/chrome_trace.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -34,7 +37,7 @@ public:
     void slice(const std::string& name, const char* cat, Track tr, Time start, Time end, const std::string& args) {
         begin();
         os_ << "{\"name\":" << quote(name) << ",\"cat\":\"" << cat << "\",\"ph\":\"X\",\"pid\":" << tr.pid
-            << ",\"tid\":" << tr.tid << ",\"ts\":" << format_us(start) << ",\"dur\":" << format_us(end - start)
+            << ",\"tid\":" << tr.tid << ",\"ts\":" << format_us(start) << ",\"dur\":" << format_dur_us(start, end)
             << ",\"args\":{" << args << "}}";
     }
     // A flow arrow between the slices enclosing `from_ts` on `from` and `to_ts` on `to`.
@@ -192,6 +195,24 @@ void write_timeline(Writer& w, const Program& p, const Timeline& t, const Procs&
 }
 
 }  // namespace
+
+std::string format_dur_us(Time start, Time end) {
+    const std::string exact = format_us(end - start);
+    const double ts = std::strtod(format_us(start).c_str(), nullptr);
+    const double te = std::strtod(format_us(end).c_str(), nullptr);
+    double x = std::strtod(exact.c_str(), nullptr);
+    if (ts + x == te) return exact;
+    // The double closest to the exact duration whose sum with ts is te: a few ulps away, as the
+    // rounded sum moves by at most one ulp of te per step of x. (Where no such double exists,
+    // the largest whose sum stays below te.)
+    for (int k = 0; k < 1000 && ts + x > te; ++k) x = std::nextafter(x, -INFINITY);
+    for (int k = 0; k < 1000 && ts + x < te && ts + std::nextafter(x, INFINITY) <= te; ++k) x = std::nextafter(x, INFINITY);
+    if (ts + x > te) x = te - ts;
+    while (ts + x > te) x = std::nextafter(x, -INFINITY);
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, x);  // shortest text that reads back as x
+    return std::string(buf, r.ptr);
+}
 
 std::string format_us(Time t) {
     int64_t v = t.ps();

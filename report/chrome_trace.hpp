@@ -21,7 +21,9 @@ constexpr int kGpuPid = 2;
 // "SMs", "SMs (2)", ... so that slices on a track never partially overlap.
 constexpr int kEngineTidBase = 10000;
 
-// Deterministic: ts/dur are microseconds printed with 6 decimals (exact picoseconds).
+// Deterministic: ts is microseconds printed with 6 decimals (exact picoseconds); dur is such
+// that a viewer's ts + dur in double arithmetic lands exactly on the double of the end time
+// (format_dur_us), so slices that touch in picoseconds touch in every viewer, never overlap.
 void write_chrome_trace(std::ostream& os, const Program& p, const Timeline& t);
 
 // One timeline of a trace holding several timelines of the same program.
@@ -37,5 +39,12 @@ void write_chrome_trace_multi(std::ostream& os, const Program& p, const std::vec
 
 // "12.345678": microseconds with 6 decimals, exact for a picosecond time.
 std::string format_us(Time t);
+
+// The "dur" of a slice from `start` to `end`: format_us(end - start) when
+// double(ts) + double(that) == double(format_us(end)) (almost always), else the shortest text of
+// the double x with double(ts) + x == double(end) (or, where none exists, the largest below).
+// ("1132.2462939999998" for ts 3500 and end 4632.246294, whose exact 1132.246294 sums to
+// 4632.2462940000005 in double and overlapped the next slice.)
+std::string format_dur_us(Time start, Time end);
 
 }  // namespace hetsim::report

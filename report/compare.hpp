@@ -25,9 +25,24 @@ namespace hetsim::report {
 Timeline measured_timeline_from_json(const nlohmann::json& j, const Program& p, const std::string& file,
                                      const std::string& text = {});
 
+// The end-to-end times of the runs without instrumentation ("uninstrumented_end_to_end_ns",
+// nanoseconds; the runner times them with CUPTI off), empty when the document has none.
+// CUPTI makes the instrumented run (the one timed op by op) 0.1-4.5 ms longer, so the
+// end-to-end error is judged on these. InputError at the key when it is not an array of
+// non-negative numbers.
+std::vector<Time> measured_uninstrumented_runs(const nlohmann::json& j, const std::string& file,
+                                               const std::string& text = {});
+
 // Reads and parses `file`, then measured_timeline_from_json. InputError (file:line:col) when it
 // cannot be read, is empty or is not JSON.
 Timeline read_measured_timeline(const std::string& file, const Program& p);
+
+struct Measured {
+    Timeline timeline;                 // the instrumented run, op by op
+    std::vector<Time> uninstrumented;  // end-to-end times of the uninstrumented runs
+};
+// read_measured_timeline and measured_uninstrumented_runs of one file.
+Measured read_measured(const std::string& file, const Program& p);
 
 // One op compared: on the GPU phase when both timelines have one, else on the host phase when
 // both have one, else not compared (phase == "none").
@@ -41,7 +56,10 @@ struct OpError {
 };
 
 struct Comparison {
-    Time simulated, measured;  // end to end
+    Time simulated, measured;  // end to end; measured: see measured_runs
+    Time instrumented;         // end to end of the measured timeline (the instrumented run)
+    size_t measured_runs = 0;  // > 0: `measured` is the median of this many uninstrumented runs;
+                               // 0: there were none, `measured` is the instrumented run's
     Time error;                // simulated - measured
     double error_pct = 0;      // 100 * error / measured (0 when measured is 0)
     Analysis sim, meas;
@@ -49,9 +67,16 @@ struct Comparison {
     std::vector<uint32_t> largest; // indices into ops: compared ops by |end error| (desc), ties by op index
 };
 
-Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeline& meas, size_t top);
+// With `uninstrumented` runs, the end-to-end error is against their median (as `hetsim
+// validate` judges); without, against the measured timeline's end to end.
+Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeline& meas, size_t top,
+                             const std::vector<Time>& uninstrumented = {});
 
-// {scenario, measured_file, end_to_end: {simulated_ns, measured_ns, error_ns, error_pct},
+// "the median of 5 uninstrumented runs" / "the instrumented run (the file has no uninstrumented runs)"
+std::string measured_basis(const Comparison& c);
+
+// {scenario, measured_file, end_to_end: {simulated_ns, measured_ns, error_ns, error_pct,
+//  measured_basis ("uninstrumented_median" or "instrumented"), measured_runs, instrumented_ns},
 //  metrics: {simulated: {...}, measured: {...}}, ops: [...], largest: [...], notes: [...]}.
 nlohmann::json comparison_to_json(const Program& p, const Comparison& c, const std::string& scenario,
                                   const std::string& measured_file);
@@ -60,7 +85,7 @@ nlohmann::json comparison_to_json(const Program& p, const Comparison& c, const s
 void write_comparison_text(std::ostream& os, const Program& p, const Comparison& c, const std::string& scenario,
                            const std::string& measured_file);
 
-// "simulated 1.234 ms vs measured 1.300 ms: error -66.000 us (-5.08%)"
+// "simulated 1.234 ms vs measured 1.300 ms (uninstrumented median): error -66.000 us (-5.08%)"
 std::string comparison_headline(const Comparison& c);
 
 }  // namespace hetsim::report

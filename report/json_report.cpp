@@ -108,6 +108,7 @@ json metrics_json(const Metrics& m) {
     return {{"serial_ns", ns_value(m.serial)},
             {"elapsed_ns", ns_value(m.elapsed)},
             {"speedup", m.speedup},
+            {"busy_union_ns", ns_value(m.busy_union)},
             {"hidden_ns", ns_value(m.hidden)},
             {"exposed_sync_ns", ns_value(m.exposed_sync)},
             {"gpu_active_union_ns", ns_value(m.gpu_active_union)},
@@ -133,8 +134,8 @@ json to_json(const Program& p, const Timeline& t, const Analysis& a) {
         steps.push_back({{"op", s.op},
                          {"name", s.op < p.ops.size() ? p.op_name(s.op) : std::string()},
                          {"phase", phase_name(s.phase)},
-                         {"lane", s.lane},
-                         {"kind", s.kind},
+                         {"lane", a.lane(s)},
+                         {"kind", a.kind(s)},
                          {"start_ns", ns_value(s.start)},
                          {"end_ns", ns_value(s.end)},
                          {"cause", to_string(s.cause)}});

@@ -17,6 +17,8 @@ nlohmann::json ns_value(Time t);
 nlohmann::json metrics_json(const Metrics& m);
 
 // Keys: scenario, end_to_end_ns, resources, metrics, critical_path {steps, share}, ops, warnings.
+// More analyses add keys of their own beside these (why the GPU idles: "idle"; simulated
+// remedies: "suggestions"), present only when computed; readers ignore keys they do not know.
 // Each op: name, kind, lane/start_ns/end_ns (GPU phase if any, else host phase), host_lane,
 // host_start_ns, host_end_ns, host_cause, gpu_lane (stream), gpu_start_ns, gpu_end_ns, gpu_cause,
 // engine, sync_wait_ns, bytes; keys of an absent phase are left out.

@@ -9,6 +9,7 @@ namespace hetsim::report {
 namespace {
 
 constexpr size_t kMaxPathLines = 12;
+constexpr size_t kMaxPathOps = 4;  // ops named per segment line; "and N more" after them
 
 std::string pad(std::string s, size_t width) {
     if (s.size() < width) s.append(width - s.size(), ' ');
@@ -21,30 +22,12 @@ std::string percent(double f) {
     return buf;
 }
 
+double ratio_of(Time a, Time b) { return b.ps() > 0 ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0; }
+
 std::string fixed3(double v) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.3f", v);
     return buf;
-}
-
-struct Segment {
-    std::string lane;
-    Time start, end;
-    size_t first = 0, last = 0;  // indices into the critical path
-};
-
-std::vector<Segment> merge_by_lane(const std::vector<CriticalStep>& path) {
-    std::vector<Segment> segs;
-    for (size_t i = 0; i < path.size(); ++i) {
-        const CriticalStep& s = path[i];
-        if (!segs.empty() && segs.back().lane == s.lane) {
-            segs.back().end = max(segs.back().end, s.end);
-            segs.back().last = i;
-        } else {
-            segs.push_back({s.lane, s.start, s.end, i, i});
-        }
-    }
-    return segs;
 }
 
 void write_resources(std::ostream& os, const Analysis& a) {
@@ -67,33 +50,28 @@ void write_evidence(std::ostream& os, const Analysis& a) {
     os << "  serial work:        " << format_time(m.serial) << "\n";
     os << "  elapsed:            " << format_time(m.elapsed) << "\n";
     os << "  speedup:            " << fixed3(m.speedup) << "x\n";
-    os << "  hidden by overlap:  " << format_time(m.hidden) << "\n";
-    os << "  exposed sync wait:  " << format_time(m.exposed_sync) << " (" << percent(m.exposed_sync_fraction)
+    os << "  any work running:   " << format_time(m.busy_union) << " (" << percent(ratio_of(m.busy_union, m.elapsed))
        << " of elapsed)\n";
+    os << "  hidden by overlap:  " << format_time(m.hidden) << " (serial work - any work running)\n";
+    os << "  exposed sync wait:  " << format_time(m.exposed_sync) << " (" << percent(m.exposed_sync_fraction)
+       << " of elapsed; some host thread blocked on the GPU)\n";
     os << "  GPU active union:   " << format_time(m.gpu_active_union) << " (" << percent(m.gpu_active_fraction)
        << " of elapsed; time coverage, not hardware utilisation)\n";
 }
 
 void write_critical_path(std::ostream& os, const Program& p, const Analysis& a) {
     const auto& path = a.critical_path;
-    std::vector<Segment> segs = merge_by_lane(path);
+    std::vector<PathSegment> segs = path_segments(a);
     os << "critical path (" << path.size() << (path.size() == 1 ? " step, " : " steps, ") << segs.size()
        << (segs.size() == 1 ? " segment):\n" : " segments):\n");
     size_t wl = 4;
-    for (const Segment& s : segs) wl = std::max(wl, s.lane.size());
-    auto name = [&](size_t step) {
-        uint32_t op = path[step].op;
-        if (op < p.ops.size()) return p.op_name(op);
-        std::string s(1, '#');  // append, not operator+: GCC 12 -Wrestrict false positive
-        return s.append(std::to_string(op));
-    };
+    for (size_t i = 0; i < segs.size() && i < kMaxPathLines; ++i) wl = std::max(wl, a.resources[segs[i].resource].name.size());
     for (size_t i = 0; i < segs.size() && i < kMaxPathLines; ++i) {
-        const Segment& s = segs[i];
+        const PathSegment& s = segs[i];
         size_t n = s.last - s.first + 1;
-        os << "  " << pad(s.lane, wl) << "  " << format_time(s.start) << " - " << format_time(s.end) << "  " << n
-           << (n == 1 ? " op (" : " ops (") << name(s.first);
-        if (n > 1) os << " .. " << name(s.last);
-        os << ")\n";
+        // Every op of the segment, or the first few of a long one and how many more.
+        os << "  " << pad(a.resources[s.resource].name, wl) << "  " << format_time(s.start) << " - " << format_time(s.end)
+           << "  " << n << (n == 1 ? " op: " : " ops: ") << segment_ops_text(p, a, s, kMaxPathOps) << "\n";
     }
     if (segs.size() > kMaxPathLines) os << "  ... " << segs.size() - kMaxPathLines << " more segments\n";
     if (a.critical_share.empty()) return;

@@ -67,13 +67,40 @@ const char* base_unit(const std::string& dim) {
 
 struct TimeUnit {
     double div;
-    const char* name;
+    std::string name;   // "ms"; "" for a plain number
+    std::string label;  // the axis title: "end-to-end time (ms)", "gpu_active_fraction"
 };
-TimeUnit time_unit(double max_ns) {
-    if (max_ns >= 1e9) return {1e9, "s"};
-    if (max_ns >= 1e6) return {1e6, "ms"};
-    if (max_ns >= 1e3) return {1e3, "us"};
-    return {1, "ns"};
+bool is_time_column(const std::string& y) { return y.size() > 3 && y.compare(y.size() - 3, 3, "_ns") == 0; }
+std::string what_of(const std::string& y) { return y == "end_to_end_ns" ? "end-to-end time" : y; }
+// The scale of the plotted column: times (*_ns) in an automatic unit, other columns as they are.
+TimeUnit time_unit(double max_v, const std::string& y) {
+    if (!is_time_column(y)) return {1, "", y};
+    TimeUnit u = max_v >= 1e9 ? TimeUnit{1e9, "s", ""} : max_v >= 1e6 ? TimeUnit{1e6, "ms", ""} : max_v >= 1e3 ? TimeUnit{1e3, "us", ""} : TimeUnit{1, "ns", ""};
+    u.label = what_of(y) + " (" + u.name + ")";
+    return u;
+}
+std::string with_unit(double v, const TimeUnit& u) { return u.name.empty() ? num(v) : num(v) + " " + u.name; }
+
+// What tells the lines apart besides colour: a dash pattern and a marker shape per line, and
+// lines drawn wider and markers larger first, so that a line that coincides with a later one
+// still shows around it.
+const char* const kDashes[] = {"", "8 4", "2 3", "10 3 2 3", "5 2", "1 4"};
+void marker(std::ostringstream& o, size_t s, double x, double y, const char* color) {
+    const double r = std::max(2.5, 6.0 - 0.6 * static_cast<double>(s % 6));
+    switch (s % 6) {
+        case 0: o << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"" << num(r) << "\" fill=\"" << color << "\"/>"; break;
+        case 1: o << "<rect x=\"" << num(x - r) << "\" y=\"" << num(y - r) << "\" width=\"" << num(2 * r) << "\" height=\"" << num(2 * r)
+                  << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\"/>"; break;
+        case 2: o << "<polygon points=\"" << num(x) << "," << num(y - r) << " " << num(x + r) << "," << num(y + r) << " " << num(x - r) << ","
+                  << num(y + r) << "\" fill=\"" << color << "\"/>"; break;
+        case 3: o << "<polygon points=\"" << num(x) << "," << num(y - r) << " " << num(x + r) << "," << num(y) << " " << num(x) << ","
+                  << num(y + r) << " " << num(x - r) << "," << num(y) << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\"/>"; break;
+        case 4: o << "<path d=\"M" << num(x - r) << "," << num(y - r) << "L" << num(x + r) << "," << num(y + r) << "M" << num(x - r) << ","
+                  << num(y + r) << "L" << num(x + r) << "," << num(y - r) << "\" stroke=\"" << color << "\" stroke-width=\"2\"/>"; break;
+        default: o << "<path d=\"M" << num(x - r) << "," << num(y) << "L" << num(x + r) << "," << num(y) << "M" << num(x) << "," << num(y - r)
+                   << "L" << num(x) << "," << num(y + r) << "\" stroke=\"" << color << "\" stroke-width=\"2\"/>"; break;
+    }
+    o << "\n";
 }
 
 std::vector<double> nice_ticks(double lo, double hi) {
@@ -181,7 +208,7 @@ std::vector<Crossover> find_crossovers(const std::vector<double>& xs, const std:
     return out;
 }
 
-PlotResult line_plot(const SweepDef& def, const std::vector<double>& e2e, const Choice& ch) {
+PlotResult line_plot(const SweepDef& def, const std::vector<double>& e2e, const Choice& ch, const std::string& ycol) {
     const Axis& xa = def.axes[static_cast<size_t>(ch.x)];
     NumAxis nx = numeric_axis(xa);
     size_t ns = ch.series < 0 ? 1 : def.axes[static_cast<size_t>(ch.series)].values.size();
@@ -206,7 +233,7 @@ PlotResult line_plot(const SweepDef& def, const std::vector<double>& e2e, const 
         double t = xmax == xmin ? 0.5 : logx ? std::log(v / xmin) / std::log(xmax / xmin) : (v - xmin) / (xmax - xmin);
         return kL + t * (kW - kL - kR);
     };
-    TimeUnit tu = time_unit(ymax);
+    TimeUnit tu = time_unit(ymax, ycol);
     std::vector<double> yt = nice_ticks(0, ymax / tu.div * 1.02);
     double ytop = yt.back() > 0 ? yt.back() : 1;
     auto fy = [&](double ns_v) { return kH - kB - (ns_v / tu.div) / ytop * (kH - kT - kB); };
@@ -216,8 +243,9 @@ PlotResult line_plot(const SweepDef& def, const std::vector<double>& e2e, const 
     // Crossovers between the --compare-param variants, or between the two lines of a two-value series.
     bool variants = def.has_compare && ch.series == static_cast<int>(def.axes.size()) - 1;
     if (ns == 2 || (variants && ns >= 2 && ns <= 8)) r.crossovers = find_crossovers(nx.v, order, y, labels, xa, nx);
+    for (Crossover& c : r.crossovers) c.metric = ycol;
     std::ostringstream o;
-    svg_open(o, def.scenario + ": end-to-end time vs " + xa.name);
+    svg_open(o, def.scenario + ": " + what_of(ycol) + " vs " + xa.name);
     o << "<g stroke=\"#ddd\">\n";
     for (double t : yt) o << "<line x1=\"" << kL << "\" x2=\"" << kW - kR << "\" y1=\"" << num(fy(t * tu.div)) << "\" y2=\"" << num(fy(t * tu.div)) << "\"/>\n";
     o << "</g>\n<g text-anchor=\"end\">\n";
@@ -229,20 +257,25 @@ PlotResult line_plot(const SweepDef& def, const std::vector<double>& e2e, const 
     o << "</g>\n<line x1=\"" << kL << "\" y1=\"" << kH - kB << "\" x2=\"" << kW - kR << "\" y2=\"" << kH - kB << "\" stroke=\"black\"/>\n"
       << "<line x1=\"" << kL << "\" y1=\"" << kT << "\" x2=\"" << kL << "\" y2=\"" << kH - kB << "\" stroke=\"black\"/>\n"
       << "<text x=\"" << (kL + kW - kR) / 2 << "\" y=\"" << kH - 24 << "\" text-anchor=\"middle\">" << esc(xa.name) << (logx ? " (log scale)" : "")
-      << "</text>\n<text transform=\"translate(22," << (kT + kH - kB) / 2 << ") rotate(-90)\" text-anchor=\"middle\">end-to-end time ("
-      << tu.name << ")</text>\n";
+      << "</text>\n<text transform=\"translate(22," << (kT + kH - kB) / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << esc(tu.label)
+      << "</text>\n";
     for (size_t s = 0; s < ns; ++s) {
         const char* color = kColors[s % 8];
+        const double width = std::max(1.5, 3.5 - 0.4 * static_cast<double>(s % 6));
+        const char* dash = kDashes[s % 6];
+        std::string dash_attr = *dash ? std::string(" stroke-dasharray=\"") + dash + "\"" : "";
         std::string pts;
         for (size_t k : order)
             if (!std::isnan(y[s][k])) pts += num(fx(nx.v[k])) + "," + num(fy(y[s][k])) + " ";
-        o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\" points=\"" << pts << "\"/>\n";
+        o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"" << num(width) << "\"" << dash_attr
+          << " points=\"" << pts << "\"/>\n";
         for (size_t k : order)
-            if (!std::isnan(y[s][k]))
-                o << "<circle cx=\"" << num(fx(nx.v[k])) << "\" cy=\"" << num(fy(y[s][k])) << "\" r=\"3\" fill=\"" << color << "\"/>\n";
+            if (!std::isnan(y[s][k])) marker(o, s, fx(nx.v[k]), fy(y[s][k]), color);
         double ly = kT + 10 + 20.0 * static_cast<double>(s);
-        o << "<line x1=\"" << kW - kR + 15 << "\" x2=\"" << kW - kR + 40 << "\" y1=\"" << ly << "\" y2=\"" << ly << "\" stroke=\"" << color
-          << "\" stroke-width=\"2\"/><text x=\"" << kW - kR + 46 << "\" y=\"" << ly + 4 << "\">" << esc(labels[s]) << "</text>\n";
+        o << "<line x1=\"" << kW - kR + 10 << "\" x2=\"" << kW - kR + 44 << "\" y1=\"" << ly << "\" y2=\"" << ly << "\" stroke=\"" << color
+          << "\" stroke-width=\"" << num(width) << "\"" << dash_attr << "/>";
+        marker(o, s, kW - kR + 27, ly, color);
+        o << "<text x=\"" << kW - kR + 50 << "\" y=\"" << ly + 4 << "\">" << esc(labels[s]) << "</text>\n";
     }
     for (const Crossover& c : r.crossovers) {
         size_t a = static_cast<size_t>(std::find(labels.begin(), labels.end(), c.a) - labels.begin());
@@ -275,7 +308,7 @@ std::string ramp(double t) {
     return buf;
 }
 
-PlotResult heat_map(const SweepDef& def, const std::vector<double>& e2e, const Choice& ch) {
+PlotResult heat_map(const SweepDef& def, const std::vector<double>& e2e, const Choice& ch, const std::string& ycol) {
     const Axis& xa = def.axes[static_cast<size_t>(ch.x)];
     const Axis& ya = def.axes[static_cast<size_t>(ch.series)];
     size_t nx = xa.values.size(), ny = ya.values.size();
@@ -294,14 +327,17 @@ PlotResult heat_map(const SweepDef& def, const std::vector<double>& e2e, const C
     double lo = INFINITY, hi = 0;
     for (double v : cell)
         if (!std::isnan(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-    TimeUnit tu = time_unit(hi);
+    TimeUnit tu = time_unit(hi, ycol);
     double cw = (kW - kL - kR) / static_cast<double>(nx), chh = (kH - kT - kB) / static_cast<double>(ny);
     auto cx = [&](size_t i) { return kL + cw * static_cast<double>(i); };
     auto cy = [&](size_t j) { return kH - kB - chh * static_cast<double>(j + 1); };  // first value at the bottom
     PlotResult r;
     r.notes = ch.notes;
     std::ostringstream o;
-    std::string what = ch.variant < 0 ? "end-to-end time" : "faster " + def.axes[static_cast<size_t>(ch.variant)].name + " and its time";
+    const bool e2e_col = ycol == "end_to_end_ns";
+    std::string what = ch.variant < 0 ? what_of(ycol)
+                       : e2e_col     ? "faster " + def.axes[static_cast<size_t>(ch.variant)].name + " and its time"
+                                     : def.axes[static_cast<size_t>(ch.variant)].name + " with the lower " + ycol + " and its value";
     svg_open(o, def.scenario + ": " + what);
     bool labels = nx <= 16 && ny <= 24;
     size_t best = 0;
@@ -313,7 +349,7 @@ PlotResult heat_map(const SweepDef& def, const std::vector<double>& e2e, const C
             double t = std::isnan(v) || hi == lo ? 0.5 : (v - lo) / (hi - lo);
             o << "<rect x=\"" << num(cx(i)) << "\" y=\"" << num(cy(j)) << "\" width=\"" << num(cw) << "\" height=\"" << num(chh) << "\" fill=\""
               << (std::isnan(v) ? "#eee" : ramp(t)) << "\"><title>" << esc(xa.name + "=" + xa.values[i] + " " + ya.name + "=" + ya.values[j])
-              << ": " << (std::isnan(v) ? "no data" : num(v / tu.div) + " " + tu.name) << "</title></rect>\n";
+              << ": " << (std::isnan(v) ? "no data" : with_unit(v / tu.div, tu)) << "</title></rect>\n";
             if (labels && !std::isnan(v)) {
                 std::string text = num(v / tu.div);
                 if (winner[j * nx + i] >= 0) text = def.axes[static_cast<size_t>(ch.variant)].values[static_cast<size_t>(winner[j * nx + i])] + " " + text;
@@ -335,7 +371,7 @@ PlotResult heat_map(const SweepDef& def, const std::vector<double>& e2e, const C
         }
     if (!std::isnan(cell[best]))
         o << "<rect x=\"" << num(cx(best % nx)) << "\" y=\"" << num(cy(best / nx)) << "\" width=\"" << num(cw) << "\" height=\"" << num(chh)
-          << "\" fill=\"none\" stroke=\"black\" stroke-width=\"3\"><title>fastest</title></rect>\n";
+          << "\" fill=\"none\" stroke=\"black\" stroke-width=\"3\"><title>" << (e2e_col ? "fastest" : "lowest") << "</title></rect>\n";
     size_t every_x = (nx + 11) / 12, every_y = (ny + 15) / 16;
     for (size_t i = 0; i < nx; i += every_x)
         o << "<text x=\"" << num(cx(i) + cw / 2) << "\" y=\"" << kH - kB + 18 << "\" text-anchor=\"middle\">" << esc(xa.values[i]) << "</text>\n";
@@ -348,7 +384,7 @@ PlotResult heat_map(const SweepDef& def, const std::vector<double>& e2e, const C
         double t = s / 10.0, top = kH - kB - seg * (s + 1);
         o << "<rect x=\"" << kW - kR + 20 << "\" y=\"" << num(top) << "\" width=\"18\" height=\"" << num(seg + 0.5) << "\" fill=\"" << ramp(t) << "\"/>\n";
         if (s % 5 == 0 && hi >= lo)
-            o << "<text x=\"" << kW - kR + 44 << "\" y=\"" << num(top + seg / 2 + 4) << "\">" << num((lo + t * (hi - lo)) / tu.div) << " " << tu.name << "</text>\n";
+            o << "<text x=\"" << kW - kR + 44 << "\" y=\"" << num(top + seg / 2 + 4) << "\">" << esc(with_unit((lo + t * (hi - lo)) / tu.div, tu)) << "</text>\n";
     }
     o << "</svg>\n";
     r.svg = o.str();
@@ -357,16 +393,31 @@ PlotResult heat_map(const SweepDef& def, const std::vector<double>& e2e, const C
 
 }  // namespace
 
-PlotResult make_plot(const SweepDef& def, const std::vector<double>& e2e_ns, const PlotRequest& req) {
+PlotResult make_plot(const SweepDef& def, const std::vector<double>& values, const PlotRequest& req) {
+    const std::vector<std::string> cols = plot_columns(def);
+    if (std::find(cols.begin(), cols.end(), req.y) == cols.end()) {
+        std::string list;
+        for (const std::string& c : cols) list += (list.empty() ? "" : ", ") + c;
+        throw InputError({"--y " + req.y}, "not a numeric column of the sweep CSV; one of: " + list);
+    }
     Choice ch = choose_axes(def, req);
-    return req.heatmap ? heat_map(def, e2e_ns, ch) : line_plot(def, e2e_ns, ch);
+    return req.heatmap ? heat_map(def, values, ch, req.y) : line_plot(def, values, ch, req.y);
+}
+
+std::vector<std::string> plot_columns(const SweepDef& def) {
+    std::vector<std::string> c;
+    for (const std::string& m : metric_columns())
+        if (m != "busiest_resource") c.push_back(m);
+    for (const std::string& u : utilization_columns(def)) c.push_back(u);
+    return c;
 }
 
 std::string describe(const Crossover& c, const std::string& x_name) {
     std::string where = c.exact ? "equal at " + c.below : "between " + c.below + " and " + c.above + ", interpolated";
     std::string other = c.faster_below == c.a ? c.b : c.a;
+    const std::string what = c.metric == "end_to_end_ns" ? " is faster below, " : " has the lower " + c.metric + " below, ";
     return "crossover: " + c.a + " vs " + c.b + " at " + x_name + " = " + c.x_text + " (" + c.base_text + "; " + where + "): " +
-           c.faster_below + " is faster below, " + other + " above";
+           c.faster_below + what + other + " above";
 }
 
 }  // namespace hetsim::sweep

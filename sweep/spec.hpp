@@ -54,6 +54,9 @@ struct SweepDef {
     bool has_compare = false;   // axes.back() came from --compare-param
     bool zip = false;           // --vary axes paired value by value (the compare axis stays cartesian)
     uint64_t max_ops = 0;
+    // The scenario's host threads (as lowered at the first point): one utilisation column each.
+    // Derived from the scenario, so not part of the definition.
+    std::vector<std::string> host_threads;
 
     // Validates the shape (zip lengths, duplicate names, point-count cap); throws InputError.
     void check() const;

@@ -17,12 +17,13 @@ namespace {
 const char* const kDefPrefix = "# hetsim sweep ";
 const char* const kShardPrefix = "# shard ";
 const char* const kCriticalKinds[] = {"host_thread", "stream", "copy_engine", "sm", "device_copy", "latency"};
+const char* const kEngineResources[] = {"copy:h2d", "copy:d2h", "sm", "device_copy"};
 
 }  // namespace
 
 const std::vector<std::string>& metric_columns() {
     static const std::vector<std::string> cols = [] {
-        std::vector<std::string> c{"end_to_end_ns",       "serial_ns",           "hidden_ns",          "speedup",
+        std::vector<std::string> c{"end_to_end_ns",       "serial_ns",           "busy_union_ns",      "hidden_ns",          "speedup",
                                    "exposed_sync_ns",     "exposed_sync_fraction", "gpu_active_union_ns", "gpu_active_fraction",
                                    "busiest_resource",    "busiest_busy_ns",     "busiest_utilization"};
         for (const char* k : kCriticalKinds) c.push_back(std::string("critical_") + k);
@@ -36,10 +37,18 @@ namespace {
 void cell(std::string& row, const std::string& field) { row.append(1, ',').append(field); }
 }  // namespace
 
+std::vector<std::string> utilization_columns(const SweepDef& def) {
+    std::vector<std::string> c;
+    for (const std::string& t : def.host_threads) c.push_back("util:host:" + t);
+    for (const char* e : kEngineResources) c.push_back(std::string("util:") + e);
+    return c;
+}
+
 std::string header_row(const SweepDef& def) {
     std::string h = "point";
     for (const Axis& a : def.axes) cell(h, report::csv_field(a.name));
     for (const std::string& c : metric_columns()) cell(h, c);
+    for (const std::string& c : utilization_columns(def)) cell(h, report::csv_field(c));
     return h;
 }
 
@@ -55,7 +64,8 @@ std::string format_row(const SweepDef& def, uint64_t point, const report::Analys
     std::vector<size_t> c = def.coords(point);
     for (size_t i = 0; i < def.axes.size(); ++i) cell(r, report::csv_field(def.axes[i].values[c[i]]));
     const report::Metrics& m = an.metrics;
-    for (const std::string& s : {report::format_ns(an.end_to_end), report::format_ns(m.serial), report::format_ns(m.hidden),
+    for (const std::string& s : {report::format_ns(an.end_to_end), report::format_ns(m.serial), report::format_ns(m.busy_union),
+                                 report::format_ns(m.hidden),
                                  format_double(m.speedup), report::format_ns(m.exposed_sync),
                                  format_double(m.exposed_sync_fraction), report::format_ns(m.gpu_active_union),
                                  format_double(m.gpu_active_fraction)})
@@ -72,6 +82,14 @@ std::string format_row(const SweepDef& def, uint64_t point, const report::Analys
         for (const report::KindShare& s : an.critical_share)
             if (s.kind == k) share = s.share;
         cell(r, format_double(share));
+    }
+    // Utilisation of each host thread and engine; 0 for one this point does not use.
+    for (const std::string& col : utilization_columns(def)) {
+        const std::string name = col.substr(5);  // after "util:"
+        double u = 0;
+        for (const report::Resource& res : an.resources)
+            if (res.name == name) u = res.utilization;
+        cell(r, format_double(u));
     }
     return r;
 }

@@ -6,8 +6,10 @@
 //   0,1MiB,1,...                                        a row per finished point
 //
 // Columns after `point` and the varied values: end-to-end time, the evidence metrics, the busiest
-// resource (host threads and engines; streams are queues, not resources) and the critical-path
-// share of each resource kind (0 when the kind is not on the path).
+// resource (host threads and engines; streams are queues, not resources), the critical-path
+// share of each resource kind (0 when the kind is not on the path) and the utilisation of every
+// resource: util:host:<thread> for each thread of the scenario (SweepDef::host_threads), then
+// util:copy:h2d, util:copy:d2h, util:sm, util:device_copy (0 where a point leaves it unused).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -20,6 +22,7 @@
 namespace hetsim::sweep {
 
 const std::vector<std::string>& metric_columns();  // end_to_end_ns ... critical_latency
+std::vector<std::string> utilization_columns(const SweepDef& def);  // util:host:main ... util:device_copy
 std::string header_row(const SweepDef& def);      // no newline
 std::string format_row(const SweepDef& def, uint64_t point, const report::Analysis& an);  // no newline
 // Shortest text that reads back as the same double ("0.25", "1.5", "0").

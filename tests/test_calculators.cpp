@@ -259,6 +259,34 @@ TEST_CASE("calc: CLI overlap with flags gives JSON", "[calc][cli]") {
     CHECK(j["inputs"]["dependency_ms"].get<double>() == 5.0);
 }
 
+TEST_CASE("calc: CLI values take units as scenario files write them", "[calc][cli]") {
+    SKIP_WITHOUT_CLI();
+    // --copy-ms 3.5ms was rejected: values with a unit are converted to the flag's unit.
+    CliRun r = run_cli("calc overlap --copy-ms 3.5ms --compute-ms 2000us --dependency-ms 0.5 --format json");
+    REQUIRE(r.code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["inputs"]["copy_ms"].get<double>() == 3.5);
+    CHECK(j["inputs"]["compute_ms"].get<double>() == 2.0);
+    CHECK(j["inputs"]["dependency_ms"].get<double>() == 0.5);
+    r = run_cli("calc stage --cpu-ms 2ms --gpu-ms 400us --input-bytes 64MB --output-bytes 64e6 --bandwidth-gbps 16GB/s "
+                "--fixed-ms 100us --format json");
+    REQUIRE(r.code == 0);
+    j = nlohmann::json::parse(r.out);
+    CHECK(j["inputs"]["input_bytes"].get<double>() == 64e6);
+    CHECK(j["inputs"]["bandwidth_gbps"].get<double>() == 16.0);
+    CHECK(j["results"]["transfer_ms"].get<double>() == Approx(8.1));
+    r = run_cli("calc offload --state-gb 4GB --bandwidth-gbps 32 --format json");
+    REQUIRE(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out)["inputs"]["state_gb"].get<double>() == 4.0);
+    // The wrong kind of unit, or none that parses, is one error line naming what was expected.
+    r = run_cli("calc overlap --copy-ms 64MiB --compute-ms 2");
+    CHECK(r.code == 2);
+    CHECK(r.err == "hetsim calc: error: --copy-ms expects a time such as 3.5ms, or a number of ms, got '64MiB' (a size)\n");
+    r = run_cli("calc stage --cpu-ms 2 --gpu-ms 1 --input-bytes 1 --output-bytes 1 --bandwidth-gbps fast");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("--bandwidth-gbps expects a bandwidth such as 16GB/s, or a number of GB/s, got 'fast'"));
+}
+
 TEST_CASE("calc: CLI seed examples in JSON are an array", "[calc][cli]") {
     SKIP_WITHOUT_CLI();
     const CliRun stage = run_cli("calc stage --format json");
@@ -335,7 +363,7 @@ TEST_CASE("calc: CLI errors print one line and exit 2", "[calc][cli]") {
     }
     CHECK_THAT(run_cli("calc frobnicate").err, Contains("unknown calculator 'frobnicate'"));
     CHECK_THAT(run_cli("calc stage --bogus 1").err, Contains("--bogus"));
-    CHECK_THAT(run_cli("calc stage --cpu-ms abc").err, Contains("--cpu-ms expects a number, got 'abc'"));
+    CHECK_THAT(run_cli("calc stage --cpu-ms abc").err, Contains("--cpu-ms expects a time such as 3.5ms, or a number of ms, got 'abc'"));
     CHECK_THAT(run_cli("calc offload --state-gb 4 --bandwidth-gbps 32 --round-trips 1.5").err,
                Contains("--round-trips expects a non-negative integer"));
 }

@@ -29,6 +29,15 @@ TEST_CASE("cli: graph prints the dependency edges as DOT") {
     CHECK(r.out.find("op1 -> op3 [color=red") != std::string::npos);
 }
 
+TEST_CASE("cli: graph pipes into Graphviz's dot (installed by the launcher)") {
+    INFO("Graphviz's dot is missing: ./hetsim installs the Debian package graphviz with its other packages");
+    REQUIRE(std::system("command -v dot >/dev/null 2>&1") == 0);
+    Cli r = cli("graph scenarios/seeds/double_buffer.yaml | dot -Tsvg");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("<svg") != std::string::npos);
+    CHECK(r.out.find("upload[0]") != std::string::npos);
+}
+
 TEST_CASE("cli: lower writes a program that simulates to the same timeline") {
     fs::path tmp = fs::temp_directory_path() / "hetsim-lower-test.json";
     for (const char* file : {"scenarios/seeds/double_buffer.yaml", "scenarios/examples/cuda_graph.yaml",

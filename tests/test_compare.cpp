@@ -298,6 +298,54 @@ TEST_CASE("compare: CLI reports, formats and --max-error exit codes") {
     CHECK_THAT(r.err, Contains("has 9 ops but the scenario lowers to 13"));
 }
 
+TEST_CASE("compare: the end-to-end error is judged on the uninstrumented runs and says so") {
+    Fixture f;
+    TempDir tmp;
+    const Program& p = f.sc.program;
+    // The instrumented run is 5% long (CUPTI); the uninstrumented runs are 0.5%, 1% and 3% long.
+    json doc = measured_doc(p, f.sim, f.shifted, 105);
+    const int64_t e2e = f.sim.end_to_end.ps();
+    doc["uninstrumented_end_to_end_ns"] = {ns_value(Time::ps(e2e * 103 / 100)), ns_value(Time::ps(e2e * 1005 / 1000)),
+                                           ns_value(Time::ps(e2e * 101 / 100))};
+    const std::vector<Time> runs = measured_uninstrumented_runs(doc, "m.json");
+    REQUIRE(runs.size() == 3);
+    Comparison c = compare_timelines(p, f.sim, measured_timeline_from_json(doc, p, "m.json"), 3, runs);
+    CHECK(c.measured == Time::ps(e2e * 101 / 100));  // the median
+    CHECK(c.instrumented == Time::ps(e2e * 105 / 100));
+    CHECK(c.measured_runs == 3);
+    CHECK(c.error_pct == Approx(-100.0 * 0.01 / 1.01).epsilon(1e-6));
+    CHECK(measured_basis(c) == "the median of 3 uninstrumented runs");
+    CHECK(c.meas.metrics.elapsed == c.instrumented);  // the metrics are the instrumented timeline's
+
+    const std::string files = cli_files(tmp, doc);
+    CliRun r = compare_cli(tmp, files);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("(uninstrumented median): error") && Contains("(-0.99%)") &&
+                          Contains("  measured: the median of 3 uninstrumented runs; the metrics and per-op times below "
+                                   "are of the instrumented run, "));
+    json j = json::parse(compare_cli(tmp, files + " --format json").out);
+    CHECK(j["end_to_end"]["measured_basis"] == "uninstrumented_median");
+    CHECK(j["end_to_end"]["measured_runs"] == 3);
+    CHECK(j["end_to_end"]["instrumented_ns"] == ns_value(Time::ps(e2e * 105 / 100)));
+    CHECK(compare_cli(tmp, files + " --max-error 1").code == 0);  // 4.76% against the instrumented run
+    r = compare_cli(tmp, files + " --max-error 0.5");
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Contains("0.99% exceeds --max-error 0.5% (measured: the median of 3 uninstrumented runs)"));
+
+    // No uninstrumented runs: the instrumented run, and it says so.
+    Comparison d = compare_timelines(p, f.sim, measured_timeline_from_json(doc, p, "m.json"), 3, {});
+    CHECK((d.measured == d.instrumented && d.measured_runs == 0));
+    CHECK(measured_basis(d) == "the instrumented run (the file has no uninstrumented runs)");
+    CHECK(comparison_to_json(p, d, "s", "m")["end_to_end"]["measured_basis"] == "instrumented");
+
+    // A bad run time is bad input, at its place in the file.
+    doc["uninstrumented_end_to_end_ns"][1] = "fast";
+    r = compare_cli(tmp, cli_files(tmp, doc));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("uninstrumented_end_to_end_ns[1] must be a number of nanoseconds, got \"fast\""));
+    CHECK(count(r.err, "\n") == 1);
+}
+
 TEST_CASE("compare: bad inputs exit 2 with one line") {
     Fixture f;
     TempDir tmp;

@@ -14,7 +14,9 @@
 #include "report/json_report.hpp"
 #include "report/output_file.hpp"
 #include "report/summary.hpp"
+#include "report/svg_timeline.hpp"
 #include "core/error.hpp"
+#include "cli_util.hpp"
 
 using namespace hetsim;
 using namespace hetsim::report;
@@ -171,12 +173,12 @@ TEST_CASE("report: copy then kernel: resources, evidence, critical path") {
     // The kernel and the sync both end at 16.002: the lower op index (the kernel) wins.
     REQUIRE(a.critical_path.size() == 4);
     const auto& cp = a.critical_path;
-    CHECK((cp[0].op == 0 && cp[0].phase == Phase::Host && cp[0].lane == "host:main"));
+    CHECK((cp[0].op == 0 && cp[0].phase == Phase::Host && a.lane(cp[0]) == "host:main"));
     CHECK((cp[0].start == Time{} && cp[0].end == Time::ms(2) && cp[0].cause == CauseKind::None));
     CHECK((cp[1].op == 1 && cp[1].phase == Phase::Host && cp[1].cause == CauseKind::ProgramOrder));
-    CHECK((cp[2].op == 1 && cp[2].phase == Phase::Gpu && cp[2].lane == "copy:h2d" && cp[2].kind == "copy_engine"));
+    CHECK((cp[2].op == 1 && cp[2].phase == Phase::Gpu && a.lane(cp[2]) == "copy:h2d" && a.kind(cp[2]) == "copy_engine"));
     CHECK(cp[2].cause == CauseKind::Submit);
-    CHECK((cp[3].op == 2 && cp[3].lane == "sm" && cp[3].start == Time::us(6002) && cp[3].end == Time::us(16002)));
+    CHECK((cp[3].op == 2 && a.lane(cp[3]) == "sm" && cp[3].start == Time::us(6002) && cp[3].end == Time::us(16002)));
     REQUIRE(a.critical_share.size() == 4);
     CHECK((a.critical_share[0].kind == "host_thread" && a.critical_share[0].time == Time::us(2002)));
     CHECK((a.critical_share[1].kind == "copy_engine" && a.critical_share[1].time == Time::ms(4)));
@@ -211,13 +213,89 @@ TEST_CASE("report: seed Q4 parallelism evidence") {
     CHECK(a.resources.size() == 5);
 
     REQUIRE(a.critical_path.size() == 5);
-    CHECK(a.critical_path[3].lane == "stream:s1");
-    CHECK(a.critical_path[3].kind == "stream");
+    CHECK(a.lane(a.critical_path[3]) == "stream:s1");
+    CHECK(a.kind(a.critical_path[3]) == "stream");
     CHECK(a.critical_path[4].cause == CauseKind::Event);
     REQUIRE(a.critical_share.size() == 4);
     CHECK((a.critical_share[0].kind == "host_thread" && a.critical_share[0].share == 0.55));
     CHECK((a.critical_share[1].kind == "stream" && a.critical_share[1].time == Time{}));
     CHECK((a.critical_share[2].kind == "sm" && a.critical_share[2].share == 0.45));
+}
+
+TEST_CASE("report: critical path steps start at their last dependency's end and never overlap") {
+    Built b = copy_then_kernel();
+    b.t.ops[3].host_end = Time::us(16010);  // the sync returns 8 us after the kernel it waited for
+    b.t.ops[3].host_cause = by(2, Phase::Gpu, CauseKind::Sync);
+    b.t.end_to_end = Time::us(16010);
+    Analysis a = analyze(b.p, b.t);
+    REQUIRE(a.critical_path.size() == 5);
+    const CriticalStep& sync = a.critical_path.back();
+    CHECK((sync.op == 3 && sync.phase == Phase::Host && sync.cause == CauseKind::Sync));
+    CHECK(sync.start == Time::us(16002));  // not its own start, 2.004 ms: it only waited until then
+    CHECK(sync.end == Time::us(16010));
+    for (size_t i = 1; i < a.critical_path.size(); ++i) {
+        INFO("step " << i);
+        CHECK(a.critical_path[i].start >= a.critical_path[i - 1].end);
+        CHECK(a.critical_path[i].end >= a.critical_path[i].start);
+    }
+    // A GPU phase that ended before the step before it (a pageable copy's DMA under its host
+    // staging) is on the path for no time, where that step ended.
+    b.t.ops[1].host_end = Time::us(6500);
+    b.t.ops[1].gpu_cause = by(1, Phase::Host, CauseKind::Submit);
+    b.t.ops[2].gpu_start = Time::us(6500);
+    b.t.ops[2].gpu_cause = by(1, Phase::Gpu, CauseKind::StreamOrder);
+    Analysis c = analyze(b.p, b.t);
+    REQUIRE(c.critical_path.size() == 5);
+    CHECK((c.critical_path[2].op == 1 && c.critical_path[2].phase == Phase::Gpu));
+    CHECK((c.critical_path[2].start == Time::us(6500) && c.critical_path[2].end == Time::us(6500)));
+    CHECK(c.critical_path[3].start == Time::us(6500));
+
+    std::string s = to_string_with([&](std::ostream& os) { write_summary(os, b.p, b.t, a); });
+    CHECK_THAT(s, Contains("  host:main  16.002 ms - 16.010 ms  1 op: sync\n"));
+
+    // A long segment names its first ops and says how many more it holds.
+    Built h;
+    h.p.threads = {{"main", {}}};
+    for (int i = 0; i < 10; ++i) {
+        uint32_t k = h.add(OpKind::HostWork, 0, kNone, "work" + std::to_string(i));
+        h.host(k, Time::ms(i), Time::ms(i + 1), i ? by(static_cast<int32_t>(k) - 1, Phase::Host, CauseKind::ProgramOrder) : kStart);
+    }
+    h.t.end_to_end = Time::ms(10);
+    std::string s2 = to_string_with([&](std::ostream& os) { write_summary(os, h.p, h.t, analyze(h.p, h.t)); });
+    CHECK_THAT(s2, Contains("  host:main  0.000 ns - 10.000 ms  10 ops: work0, work1, work2, work3 and 6 more\n"));
+}
+
+TEST_CASE("report: hidden by overlap is never negative, exposed sync never past elapsed") {
+    // Scenarios that printed "hidden by overlap: -5.898 ms" (serial - elapsed, with the host
+    // idle between blocking calls) and "exposed sync wait ... 273.4% of elapsed" (sync waits
+    // summed over four threads waiting at once).
+    for (const char* f : {"scenarios/examples/blocking_sync.yaml", "scenarios/examples/cuda_graph.yaml",
+                          "scenarios/seeds/pinned_vs_pageable.yaml", "scenarios/validation/22_two_threads_loaders.yaml",
+                          "scenarios/validation/24_four_threads_per_thread_stream.yaml"}) {
+        INFO(f);
+        hetsim_test::Cli r = hetsim_test::cli(std::string("run ") + f);
+        REQUIRE(r.exit_code == 0);
+        CHECK_THAT(r.out, !Contains("hidden by overlap:  -"));
+        const size_t at = r.out.find("exposed sync wait:");
+        REQUIRE(at != std::string::npos);
+        const size_t open = r.out.find('(', at);
+        CHECK(std::stod(r.out.substr(open + 1)) <= 100.0);
+        json j = json::parse(hetsim_test::cli(std::string("run ") + f + " --format json").out);
+        const json& m = j["metrics"];
+        CHECK(m["hidden_ns"].get<double>() >= 0);
+        CHECK(m["exposed_sync_ns"].get<double>() <= m["elapsed_ns"].get<double>());
+        CHECK(m["busy_union_ns"].get<double>() <= m["elapsed_ns"].get<double>());
+        CHECK(m["hidden_ns"].get<double>() ==
+              Approx(m["serial_ns"].get<double>() - m["busy_union_ns"].get<double>()).margin(0.002));
+    }
+    // Two threads waiting at once count once.
+    Built b = seed_q4();
+    b.t.ops[0].sync_wait = Time::us(500);  // main's launch of A waits 0.5-1 ms
+    b.t.ops[4].host_start = Time{};        // the worker's host work starts at 0 and waits 0.2-1 ms
+    b.t.ops[4].sync_wait = Time::us(800);
+    b.t.ops[4].host_end = Time::ms(1);
+    Analysis a = analyze(b.p, b.t);
+    CHECK(a.metrics.exposed_sync == Time::ms(1) + Time::us(800));  // 0.2-1 ms, and 10-11 ms
 }
 
 TEST_CASE("report: critical path survives a cause cycle") {
@@ -239,12 +317,14 @@ TEST_CASE("report: summary text") {
     CHECK_THAT(s, Contains("  copy:h2d   copy_engine  4.000 ms      25.0%    2.000 us\n"));
     CHECK_THAT(s, Contains("  serial work:        16.004 ms\n"));
     CHECK_THAT(s, Contains("  speedup:            1.000x\n"));
-    CHECK_THAT(s, Contains("  exposed sync wait:  13.998 ms (87.5% of elapsed)\n"));
+    CHECK_THAT(s, Contains("  any work running:   16.002 ms (100.0% of elapsed)\n"));
+    CHECK_THAT(s, Contains("  hidden by overlap:  2.000 us (serial work - any work running)\n"));
+    CHECK_THAT(s, Contains("  exposed sync wait:  13.998 ms (87.5% of elapsed; some host thread blocked on the GPU)\n"));
     CHECK_THAT(s, Contains("  GPU active union:   14.000 ms (87.5% of elapsed"));
     CHECK_THAT(s, Contains("critical path (4 steps, 3 segments):\n"
-                           "  host:main  0.000 ns - 2.002 ms  2 ops (prep .. copy_in)\n"
-                           "  copy:h2d   2.002 ms - 6.002 ms  1 op (copy_in)\n"
-                           "  sm         6.002 ms - 16.002 ms  1 op (kern)\n"));
+                           "  host:main  0.000 ns - 2.002 ms  2 ops: prep, copy_in\n"
+                           "  copy:h2d   2.002 ms - 6.002 ms  1 op: copy_in\n"
+                           "  sm         6.002 ms - 16.002 ms  1 op: kern\n"));
     CHECK_THAT(s, Contains("  copy_engine  25.0%   4.000 ms\n"));
     CHECK_THAT(s, Contains("\nwarning: buffer x is never read\n"));
 
@@ -263,6 +343,57 @@ TEST_CASE("report: summary text") {
     CHECK_THAT(s2, Contains("  ... 28 more segments\n"));
 }
 
+namespace {
+size_t occurrences(const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + what.size())) ++n;
+    return n;
+}
+}  // namespace
+
+TEST_CASE("report: SVG timeline with engine rows, tooltips and the critical path") {
+    Built b = copy_then_kernel();
+    Analysis a = analyze(b.p, b.t);
+    SvgOptions o;
+    o.engine_lanes = true;
+    std::string s = to_string_with([&](std::ostream& os) { write_svg_timelines(os, b.p, {{"Simulated", &b.t, &a}}, "t", o); });
+    CHECK(s.rfind("<?xml", 0) == 0);
+    CHECK_THAT(s, Contains(">critical path</text>") && Contains(">host:main</text>") && Contains(">stream:s</text>") &&
+                      Contains(">copy:h2d</text>") && Contains(">sm</text>"));
+    // 4 host phases, 2 GPU phases on the stream and again on their engines.
+    CHECK(occurrences(s, "<rect class=\"op host") == 4);
+    CHECK(occurrences(s, "<rect class=\"op gpu") == 4);
+    CHECK(occurrences(s, "<rect class=\"op crit") == a.critical_path.size());
+    CHECK(occurrences(s, "<rect class=\"crit-outline\"") == a.critical_path.size());
+    // The tooltip: name, kind, phase, lane, start, end, duration and cause.
+    CHECK_THAT(s, Contains("<title>kern (kernel, gpu) sm: 6.002 ms .. 16.002 ms (10.000 ms); cause: stream order after "
+                           "copy_in (gpu)</title>"));
+    CHECK_THAT(s, Contains("<title>prep (host, host) host:main: 0.000 ns .. 2.000 ms (2.000 ms); cause: start</title>"));
+    // Past max_phase_rects: each lane as its busy share per pixel column, no rect per phase.
+    o.max_phase_rects = 3;
+    std::string d = to_string_with([&](std::ostream& os) { write_svg_timelines(os, b.p, {{"Simulated", &b.t, &a}}, "t", o); });
+    CHECK(occurrences(d, "<rect class=\"op host") == 0);
+    CHECK(occurrences(d, "<rect class=\"busy ") >= 4);
+    CHECK_THAT(d, Contains("each lane shows its busy share per pixel column"));
+    // Without an analysis or engine rows: the compare layout (host threads and streams only).
+    std::string c = to_string_with([&](std::ostream& os) { write_svg_timelines(os, b.p, {{"Simulated", &b.t}}, "t"); });
+    CHECK_THAT(c, !Contains(">critical path</text>") && !Contains(">sm</text>"));
+    CHECK(occurrences(c, "<rect class=\"op gpu") == 2);
+}
+
+TEST_CASE("report: hetsim run --svg draws the timeline") {
+    const std::string out = (std::filesystem::temp_directory_path() / ("hetsim-run-svg-" + std::to_string(::getpid()) + ".svg")).string();
+    hetsim_test::Cli r = hetsim_test::cli("run scenarios/seeds/double_buffer.yaml --svg '" + out + "'");
+    REQUIRE(r.exit_code == 0);
+    const std::string s = hetsim_test::slurp(out);
+    std::filesystem::remove(out);
+    CHECK(s.rfind("<?xml", 0) == 0);
+    CHECK_THAT(s, Contains("double buffering (seed loop): end to end ") && Contains(">critical path</text>") &&
+                      Contains(">copy:h2d</text>"));
+    CHECK(occurrences(s, "<rect class=\"op crit") == 47);  // the 47 steps of its critical path
+    CHECK(s.substr(s.size() - 7) == "</svg>\n");
+}
+
 TEST_CASE("report: JSON report and its inverse") {
     Built b = copy_then_kernel();
     json j = to_json(b.p, b.t, analyze(b.p, b.t));
@@ -275,6 +406,7 @@ TEST_CASE("report: JSON report and its inverse") {
     CHECK(m["serial_ns"] == 16004000);
     CHECK(m["elapsed_ns"] == 16002000);
     CHECK(m["hidden_ns"] == 2000);
+    CHECK(m["busy_union_ns"] == 16002000);
     CHECK(m["exposed_sync_ns"] == 13998000);
     CHECK(m["gpu_active_union_ns"] == 14000000);
     CHECK(m["speedup"].get<double>() == frac(16004, 16002));

@@ -61,6 +61,12 @@ const std::string kOverlap = "scenarios/sweeps/overlap_chunks.yaml";
 const std::string kOverlapVary =
     " --vary chunk=64MiB,16MiB --vary nstreams=1,3 --vary hardware.copy.h2d.bandwidth=20GB/s,50GB/s";
 
+size_t count_of(const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + what.size())) ++n;
+    return n;
+}
+
 }  // namespace
 
 TEST_CASE("sweep: each CSV row equals a single hetsim run of that point") {
@@ -86,9 +92,16 @@ TEST_CASE("sweep: each CSV row equals a single hetsim run of that point") {
         auto j = nlohmann::json::parse(one.out);
         auto num = [](const std::string& s) { return std::stod(s); };
         CHECK(num(col(row, "end_to_end_ns")) == j["end_to_end_ns"].get<double>());
-        for (const char* m : {"serial_ns", "hidden_ns", "speedup", "exposed_sync_ns", "exposed_sync_fraction",
+        for (const char* m : {"serial_ns", "busy_union_ns", "hidden_ns", "speedup", "exposed_sync_ns", "exposed_sync_fraction",
                               "gpu_active_union_ns", "gpu_active_fraction"})
             CHECK(num(col(row, m)) == j["metrics"][m].get<double>());
+        // The utilisation of every host thread and engine; 0 where the run has no such resource.
+        for (const char* name : {"host:main", "copy:h2d", "copy:d2h", "sm", "device_copy"}) {
+            double util = 0;
+            for (const auto& res : j["resources"])
+                if (res["name"] == name) util = res["utilization"].get<double>();
+            CHECK(num(col(row, std::string("util:") + name)) == util);
+        }
         // The busiest resource: the most busy host thread or engine (streams are queues).
         std::string busiest;
         double busy = -1, util = 0;
@@ -244,6 +257,8 @@ TEST_CASE("sweep: bad inputs exit 2 with one line naming what is wrong") {
         {"", "nothing to sweep"},
         {"--vary stage_ms=1ms,2ms --plot /nonexistent/p.svg --series foo", "--series foo: error: 'foo' is not varied"},
         {"--vary path=cpu,gpu --plot /nonexistent/p.svg", "the value 'cpu' of path is not a number"},
+        {"--vary stage_ms=1ms,2ms --plot /nonexistent/p.svg --y busiest_resource", "--y busiest_resource: error: not a numeric column"},
+        {"--vary stage_ms=1ms,2ms --y gpu_fraction", "--y gpu_fraction: error: not a numeric column of the sweep CSV; one of: end_to_end_ns,"},
     };
     for (const auto& [args, expect] : cases) {
         Cli r = cli(f + args);
@@ -284,6 +299,31 @@ TEST_CASE("sweep: reusing lowered programs across timing-only values changes not
     REQUIRE(cli(sweep + " --no-cache -o " + q(dir / "fresh.csv")).exit_code == 0);
     CHECK(slurp(dir / "cached.csv") == slurp(dir / "fresh.csv"));
     CHECK(rows_of(slurp(dir / "cached.csv")).size() == 16);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("sweep: --y plots any numeric column, and every line has its own dash and marker") {
+    fs::path dir = scratch("y");
+    Cli r = cli("sweep " + kOverlap + " --vary chunk=1MiB,16MiB,64MiB --vary nstreams=1..4 --plot " + q(dir / "g.svg") +
+                " --x nstreams --series chunk --y gpu_active_fraction -o " + q(dir / "g.csv"));
+    REQUIRE(r.exit_code == 0);
+    const std::string svg = slurp(dir / "g.svg");
+    CHECK(svg.find("gpu_active_fraction vs nstreams") != std::string::npos);
+    CHECK(svg.find("end-to-end") == std::string::npos);
+    // Three lines: solid, dashed, dotted; circle, hollow square and triangle markers.
+    CHECK(count_of(svg, "<polyline class=\"series\"") == 3);
+    CHECK(count_of(svg, "stroke-dasharray=\"8 4\"") == 2);  // the line and its legend swatch
+    CHECK(count_of(svg, "stroke-dasharray=\"2 3\"") == 2);
+    CHECK(count_of(svg, "<circle") == 5);                     // 4 points + the legend
+    CHECK(count_of(svg, "<rect x=") == 5);
+    CHECK(count_of(svg, "<polygon") == 5);
+    // A time column is scaled like the end-to-end time; the CSV holds the same values.
+    r = cli("sweep " + kOverlap + " --vary chunk=1MiB,16MiB --vary nstreams=1,2 --plot " + q(dir / "h.svg") + " --y util:copy:h2d --heatmap");
+    REQUIRE(r.exit_code == 0);
+    CHECK(slurp(dir / "h.svg").find("<title>lowest</title>") != std::string::npos);
+    r = cli("sweep " + kOverlap + " --vary chunk=1MiB,16MiB --vary nstreams=1,2 --plot " + q(dir / "b.svg") + " --y busy_union_ns");
+    REQUIRE(r.exit_code == 0);
+    CHECK(slurp(dir / "b.svg").find(">busy_union_ns (ms)</text>") != std::string::npos);
     fs::remove_all(dir);
 }
 

@@ -5,11 +5,13 @@
 # PROGRAM_DIR holds lowered programs (`hetsim lower X.yaml -o PROGRAM_DIR/X.json`). Writes
 # OUT_DIR/results.tar.gz with measured/<name>.json, microbench.json and the logs.
 # With --microbench the full microbenchmark runs first (every section, including those that
-# re-execute it as child processes: hw_queues, module_load, blocking_sync; about 30 s of GPU
-# time), then the programs. The whole call stays inside DEVICE_RUN_BUDGET_S (default 450 s,
-# counted from the start): a program is started only when it can finish within the budget at its
-# own time limit, and results are packed after every step, so a cut-off call still returns
-# what was measured.
+# re-execute it as child processes: hw_queues, module_load, blocking_sync, queues_streams; about
+# 45-80 s of GPU time with the issue-14 sections), then the programs (01-77 at --runs 5: about
+# 70 s, 0.4-1.3 s each, mostly process start and setup); with packing about 2-2.5 min in all,
+# plus the builds when the binaries do not start there. The whole call stays inside
+# DEVICE_RUN_BUDGET_S (default 450 s, counted from the start): a program is started only when it
+# can finish within the budget at its own time limit, and results are packed after every step,
+# so a cut-off call still returns what was measured.
 set -u
 t_start=$(date +%s)
 budget="${DEVICE_RUN_BUDGET_S:-450}"

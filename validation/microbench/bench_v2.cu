@@ -33,6 +33,8 @@ double time_us(F f) {
     return ns_to_us(t1 - t0);
 }
 
+}  // namespace
+
 // Runs this binary as a child for section `name` with `arg`; returns the child's "result".
 json spawn_child(Ctx& c, const std::string& name, const std::string& arg) {
     const std::string out = c.opt.out + ".child." + name + "." + arg + "." + std::to_string(getpid());
@@ -82,6 +84,8 @@ json spawn_child(Ctx& c, const std::string& name, const std::string& arg) {
     r["child_context_init_ms"] = j.value("context_init_ms", 0.0);
     return r;
 }
+
+namespace {
 
 struct HostStamp {
     std::atomic<int64_t> start{0}, end{0};
@@ -184,7 +188,7 @@ json child_blocking_sync(Ctx& c) {
 }  // namespace
 
 void child_prepare(const Options& o) {
-    if (o.child == "hw_queues") {
+    if (o.child == "hw_queues" || o.child == "queues_streams") {
         if (o.child_arg == "default") unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
         else setenv("CUDA_DEVICE_MAX_CONNECTIONS", o.child_arg.c_str(), 1);
     } else if (o.child == "module_load") {
@@ -201,6 +205,7 @@ void run_child(Ctx& c, json& out) {
     if (c.opt.child == "hw_queues") out = child_hw_queues(c);
     else if (c.opt.child == "module_load") out = child_module_load(c);
     else if (c.opt.child == "blocking_sync") out = child_blocking_sync(c);
+    else if (c.opt.child == "queues_streams") out = child_queues_streams(c);
 }
 
 // ---- a. hardware queues -------------------------------------------------------------------------

@@ -78,6 +78,11 @@ cudaError_t k_read(cudaStream_t s, int grid, int block, const void* p, size_t by
                    void* sink);
 // Streaming write of bytes (multiple of 16).
 cudaError_t k_write(cudaStream_t s, int grid, int block, void* p, size_t bytes, unsigned int value);
+// Sparse read: one byte every `stride` bytes of p (stride 4096: one per 4 KiB page, as the validation
+// runner touches the managed buffers a kernel `uses`), pages spread over all grid threads.
+cudaError_t k_touch(cudaStream_t s, int grid, int block, const void* p, size_t bytes, size_t stride, void* sink);
+// STREAM triad a = b + 1.5 c over `bytes` per array (multiple of 16): 2 x bytes read, bytes written.
+cudaError_t k_triad(cudaStream_t s, int grid, int block, void* a, const void* b, const void* c, size_t bytes);
 // Clock alignment: for i = 1..n wait until *flag == i, stamp %globaltimer into out[i], then out[0] = i.
 cudaError_t k_pingpong(cudaStream_t s, unsigned int* flag, unsigned long long* out, int n);
 // One thread reads %globaltimer n times into out[0..n).
@@ -195,6 +200,25 @@ void bench_um_blocks(Ctx&, json&);
 // CUDA call, and run its measurement in the child.
 void child_prepare(const Options& o);
 void run_child(Ctx& c, json& out);
+// Re-executes this binary as `--child name --child-arg arg` and returns the child's "result"
+// (bench_v2.cu); a child that fails or runs past 60 s fails the section.
+json spawn_child(Ctx& c, const std::string& name, const std::string& arg);
+json child_queues_streams(Ctx& c);  // bench_v3.cu
+
+// Sections of bench_v3.cu (issue 14: behaviours the model predicts worst on composed programs).
+void bench_um_roundtrip(Ctx&, json&);
+void bench_um_prefetch_host(Ctx&, json&);
+void bench_um_sparse(Ctx&, json&);
+void bench_um_partial_prefetch(Ctx&, json&);
+void bench_alloc_streams(Ctx&, json&);
+void bench_host_register_copies(Ctx&, json&);
+void bench_hbm_beside_copies(Ctx&, json&);
+void bench_graph_nodes(Ctx&, json&);
+void bench_pageable_small(Ctx&, json&);
+void bench_thread_launch_sync(Ctx&, json&);
+void bench_queues_streams(Ctx&, json&);
+void bench_priority_hbm(Ctx&, json&);
+void bench_pipeline_chunks(Ctx&, json&);
 
 // Size lists.
 std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi

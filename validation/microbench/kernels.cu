@@ -99,6 +99,27 @@ __global__ void __launch_bounds__(1024, 2) write_kernel(uint4* p, size_t n16, un
         p[i] = make_uint4(v, v ^ 1u, v ^ 2u, v ^ 3u);
 }
 
+// Sparse touch, as the validation runner's `uses` does: one byte every `stride` bytes (a 4 KiB page by
+// default), pages spread over all grid threads (the runner uses the blocks of the kernel's first wave).
+__global__ void touch_kernel(const unsigned char* p, size_t bytes, size_t stride, unsigned long long* sink) {
+    const volatile unsigned char* vp = p;
+    const size_t nthreads = size_t(gridDim.x) * blockDim.x;
+    const size_t pages = (bytes + stride - 1) / stride;
+    unsigned long long acc = 0;
+    for (size_t pg = size_t(blockIdx.x) * blockDim.x + threadIdx.x; pg < pages; pg += nthreads) acc += vp[pg * stride];
+    if (acc == 0x9e3779b97f4a7c15ull) *sink = acc;
+}
+
+// STREAM triad a = b + s * c over n16 16-byte elements (float4): reads 2 x bytes, writes bytes.
+__global__ void __launch_bounds__(1024, 2) triad_kernel(float4* __restrict__ a, const float4* __restrict__ b,
+                                                         const float4* __restrict__ c, size_t n16, float s) {
+    const size_t stride = size_t(gridDim.x) * blockDim.x;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n16; i += stride) {
+        const float4 x = b[i], y = c[i];
+        a[i] = make_float4(x.x + s * y.x, x.y + s * y.y, x.z + s * y.z, x.w + s * y.w);
+    }
+}
+
 __global__ void pingpong_kernel(unsigned int* flag_, unsigned long long* out_, int n) {
     volatile unsigned int* flag = flag_;
     volatile unsigned long long* out = out_;
@@ -171,6 +192,14 @@ cudaError_t k_write(cudaStream_t s, int grid, int block, void* p, size_t bytes, 
     return launch(write_kernel, dim3(grid), dim3(block), s, (uint4*)p, bytes / 16, value);
 }
 
+cudaError_t k_touch(cudaStream_t s, int grid, int block, const void* p, size_t bytes, size_t stride, void* sink) {
+    return launch(touch_kernel, dim3(grid), dim3(block), s, (const unsigned char*)p, bytes, stride, (unsigned long long*)sink);
+}
+
+cudaError_t k_triad(cudaStream_t s, int grid, int block, void* a, const void* b, const void* c, size_t bytes) {
+    return launch(triad_kernel, dim3(grid), dim3(block), s, (float4*)a, (const float4*)b, (const float4*)c, bytes / 16, 1.5f);
+}
+
 cudaError_t k_pingpong(cudaStream_t s, unsigned int* flag, unsigned long long* out, int n) {
     return launch(pingpong_kernel, dim3(1), dim3(1), s, flag, out, n);
 }
@@ -188,6 +217,12 @@ json kernel_occupancy() {
     j["spin_stamp_kernel_blocks_per_sm_at_1024"] = n;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, spin_stamp_kernel, 32, 0));
     j["spin_stamp_kernel_blocks_per_sm_at_32"] = n;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, spin_stamp_kernel, 256, 0));
+    j["spin_stamp_kernel_blocks_per_sm_at_256"] = n;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, triad_kernel, 1024, 0));
+    j["triad_kernel_blocks_per_sm_at_1024"] = n;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, touch_kernel, 1024, 0));
+    j["touch_kernel_blocks_per_sm_at_1024"] = n;
     return j;
 }
 
@@ -202,6 +237,8 @@ void warm_kernels(cudaStream_t s) {
     CK(k_write(s, 4, 128, (char*)scratch + 32 * KiB, 32 * KiB, 1u));
     CK(k_read(s, 4, 128, (char*)scratch + 32 * KiB, 32 * KiB, st, st));
     CK(k_timer_reads(s, st, 16));
+    CK(k_touch(s, 4, 128, (char*)scratch + 32 * KiB, 32 * KiB, 4096, st));
+    CK(k_triad(s, 4, 128, (char*)scratch + 32 * KiB, (char*)scratch + 40 * KiB, (char*)scratch + 48 * KiB, 8 * KiB));
     // pingpong: flag in device memory already equal to 1 -> one exchange, no host involvement.
     CK(cudaMemsetAsync(scratch, 0, 64, s));
     CK(cudaMemsetAsync(scratch, 1, 1, s));

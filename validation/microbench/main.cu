@@ -374,6 +374,99 @@ const std::vector<Bench>& benches() {
          "256 MiB managed buffer none/half/all prefetched, then a read kernel over all of it; cudaMemPrefetchAsync host "
          "time vs GPU time at 256 MiB and 1 GiB",
          bench_um_blocks},
+        // Issue 14 (bench_v3.cu): behaviours predicted worst on composed programs; raw data for model fixes.
+        {"um_roundtrip",
+         {},
+         "managed memory migrating GPU -> CPU -> GPU in round trips: per-direction speed of each pass (um.fault_bandwidth, "
+         "um.cpu_fault_bandwidth in the model)",
+         "64-256 MiB managed: GPU pass (sparse one byte per 4 KiB page, or dense read), host pass (read or write one byte "
+         "per page), 3 round trips; GPU times from events, host passes from steady_clock",
+         bench_um_roundtrip},
+        {"um_prefetch_host",
+         {},
+         "cudaMemPrefetchAsync to the host: its speed alone and beside a kernel and host work, and what the host reads "
+         "cost afterwards (um.prefetch_d2h_bandwidth, um.cpu_fault_bandwidth)",
+         "64-256 MiB device-resident managed: host reads without prefetch; prefetch to host alone, beside a half-device "
+         "kernel, beside a kernel and host work, after a kernel in the same stream; then host reads",
+         bench_um_prefetch_host},
+        {"um_sparse",
+         {},
+         "GPU fault migration of a sparse touch (one byte per 4 KiB page) against a dense read (um.fault_bandwidth; the "
+         "runner's `uses` is a sparse touch)",
+         "64-256 MiB host-resident managed: fault kernel time for strides 4 KiB (two grids), 64 KiB, 2 MiB, dense read and "
+         "dense write; the same kernel again on resident data",
+         bench_um_sparse},
+        {"um_partial_prefetch",
+         {},
+         "a large partial prefetch to the device beside compute: prefetch speed and host blocking (um.prefetch_h2d_bandwidth, "
+         "um.prefetch_host_block), then faults of the rest",
+         "1.5 GiB host-resident managed (768 MiB if memory is short): a quarter, half or all prefetched alone or beside a "
+         "half-device spin kernel, then a read kernel over all of it",
+         bench_um_partial_prefetch},
+        {"alloc_streams",
+         {},
+         "cudaFree waits for the whole device, then costs host.free_cost; what that does inside a two-stream step "
+         "(host.malloc_cost, host.free_cost)",
+         "cudaMalloc/cudaFree of 16 and 256 MiB idle, beside one and two busy streams (return after the last kernel end, "
+         "clock-aligned stamps); a 10-iteration two-stream step loop without allocation, with cudaMalloc/cudaFree, with "
+         "cudaMallocAsync/cudaFreeAsync",
+         bench_alloc_streams},
+        {"host_register_copies",
+         {},
+         "cudaHostRegister cost (first and repeated registration) and the copy speed of registered memory against "
+         "cudaMallocHost memory (host.host_register_bandwidth, copy.*.bandwidth)",
+         "64-256 MiB: register, stream H2D in 16 MiB chunks, whole-buffer H2D and D2H, unregister, per rep; the same copies "
+         "from cudaMallocHost memory",
+         bench_host_register_copies},
+        {"hbm_beside_copies",
+         {},
+         "memory-bound kernels (read, triad) on one and two streams beside pinned H2D and D2H copies: the kernels' and the "
+         "copies' slowdown (hbm.bandwidth, hbm.sharing, copy bandwidths)",
+         "series of 64/256 MiB read or triad kernels (half or full grid) in 1-2 streams, with and without a 256 MiB H2D, "
+         "D2H, or both, all released together; per-stream checkpoints and copy ends from events",
+         bench_hbm_beside_copies},
+        {"graph_nodes",
+         {},
+         "the GPU spacing of graph kernel nodes: empty kernels up to 2000 nodes, and full-grid spin kernels of 132-1056 "
+         "blocks (graph.node_gap, graph.launch_*)",
+         "graphs (chains) of 10-2000 empty kernels: instantiate, launch call, GPU time vs stream launches; graphs of 20 and "
+         "200 spin kernels of 132/264/528/1056 x 256 threads: per-node start/end stamps, graph vs stream",
+         bench_graph_nodes},
+        {"pageable_small",
+         {},
+         "small pageable copies (4 KiB-1 MiB): host call time, time to the sync's return and GPU time, both directions, "
+         "warm and cold host memory (host.pageable_*_bandwidth, host.staging_*)",
+         "cudaMemcpyAsync + sync and cudaMemcpy of 4 KiB-1 MiB pageable, H2D and D2H, warm and cold; beside a busy stream; "
+         "32 back-to-back H2D",
+         bench_pageable_small},
+        {"thread_launch_sync",
+         {},
+         "1, 2, 4, 8 host threads each launching + copying + syncing in a loop: per-call and per-iteration time vs threads "
+         "(host.launch_contention, host.sync_wakeup, call costs)",
+         "T threads, own streams: iters x [launch (empty or 20 us spin), 4 KiB pinned D2H, stream sync], host time of every "
+         "call and iteration",
+         bench_thread_launch_sync},
+        {"queues_streams",
+         {},
+         "8/16/32 streams of dependent kernels over the default hardware queues and over 32 (gpu.hw_queues, the "
+         "stream-to-queue mapping)",
+         "child process per CUDA_DEVICE_MAX_CONNECTIONS (default, 32): 8, 16, 32 streams x 2 dependent 1/4/10 ms one-block "
+         "kernels, issued stream by stream or breadth first; per-kernel stamps",
+         bench_queues_streams},
+        {"priority_hbm",
+         {},
+         "stream priorities with memory-bound kernels: a low- and a high-priority stream each given a series at once "
+         "(rules.priorities, hbm.sharing)",
+         "two streams (least and greatest priority, or both least) each with 16 read or triad kernels of 64/256 MiB, half "
+         "or full grid, released together, either issued first; per-kernel end events",
+         bench_priority_hbm},
+        {"pipeline_chunks",
+         {},
+         "pinned chunked pipelines with a light kernel: per-chunk period in 1 and 4 streams (copy.*.bandwidth, "
+         "copy.duplex_factor, gaps between copies)",
+         "512 MiB in 16/32/64 MiB chunks: H2D, light kernel (50 us spin or triad over the chunk), D2H (or none), 1 or 4 "
+         "streams; per-op end events",
+         bench_pipeline_chunks},
     };
     return v;
 }

@@ -79,6 +79,12 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
     *s = reinterpret_cast<cudaStream_t>(new int(0));
     return cudaSuccess;
 }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags, int) { return cudaStreamCreateWithFlags(s, flags); }
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
+    return cudaSuccess;
+}
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
     delete reinterpret_cast<int*>(s);
     return cudaSuccess;
@@ -216,6 +222,17 @@ cudaError_t k_read(cudaStream_t, int grid, int, const void*, size_t bytes, unsig
     const int64_t t0 = now_ns();
     busy(int64_t(bytes / 4000000));
     for (int b = 0; st && b < grid; ++b) st[2 * b] = t0, st[2 * b + 1] = now_ns();
+    return cudaSuccess;
+}
+cudaError_t k_touch(cudaStream_t, int, int, const void* p, size_t bytes, size_t stride, void*) {
+    const volatile unsigned char* c = static_cast<const volatile unsigned char*>(p);
+    unsigned acc = 0;
+    for (size_t o = 0; o < bytes; o += stride) acc += c[o];
+    (void)acc;
+    return cudaSuccess;
+}
+cudaError_t k_triad(cudaStream_t, int, int, void*, const void*, const void*, size_t bytes) {
+    busy(int64_t(bytes / 2000000));
     return cudaSuccess;
 }
 cudaError_t k_write(cudaStream_t, int, int, void*, size_t bytes, unsigned) {

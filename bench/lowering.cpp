@@ -1,0 +1,225 @@
+// Lowering throughput and memory per op: load_scenario_text (YAML parse and lowering) of the
+// pipeline peer model of the issue "The engine as hardware units", part 6:
+//
+//   repeat n (var c): memcpy_async h2d h_in -> d_buf[c % 4] on s[c % 4]; kernel 0.5ms on s[c % 4];
+//                     memcpy_async d2h d_buf[c % 4] -> h_out on s[c % 4]
+//   device_sync
+//
+//   BM_Lowering/<ops>   n = (ops - 1) / 3, so the Args are exact op counts (10^4 .. 10^7: the time
+//                       per op should not grow with the count).
+//   BM_OverCap/<ops>    the same model with 3 * 10^7 + 1 ops, over the default --max-ops (2 * 10^7):
+//                       the refusal, which the count before expanding gives without lowering an op.
+//
+// Counters:
+//   ops_per_s             lowered ops per second of CPU time (kIsRate)
+//   bytes_per_op          peak heap bytes during one load_scenario_text call, the returned Scenario
+//                         included, / ops (global operator new/delete override below)
+//   transient_bytes_per_op  that peak less what the returned Scenario still holds, / ops: memory
+//                         the lowering took beyond its result
+//   program_bytes_per_op  the Program's vectors (ops, thread op lists, loop indices, ...) / ops
+//
+// Targets: >= 12 M ops/s (3 * 10^6 ops in <= 0.25 s), linear in ops, transient bytes ~0 per op.
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "frontend/scenario.hpp"
+#include "core/error.hpp"
+#include "core/program.hpp"
+
+// ------------------------------------------------------------------ heap accounting
+// Plain globals: the benchmarks are single-threaded, and atomics would tax every allocation of
+// the timed region. Sizes come from malloc_usable_size, so the figures are what the allocator
+// really handed out (rounded up to its size classes), not what was asked for.
+namespace heap {
+std::size_t current = 0;
+std::size_t peak = 0;
+std::size_t allocs = 0;
+
+inline void* note_alloc(void* p) {
+    if (p) {
+        current += malloc_usable_size(p);
+        if (current > peak) peak = current;
+        ++allocs;
+    }
+    return p;
+}
+inline void note_free(void* p) {
+    if (p) current -= malloc_usable_size(p);
+}
+inline void* alloc(std::size_t n) {
+    void* p = std::malloc(n ? n : 1);
+    if (!p) throw std::bad_alloc();
+    return note_alloc(p);
+}
+inline void* alloc_aligned(std::size_t n, std::align_val_t al) {
+    void* p = nullptr;
+    std::size_t a = static_cast<std::size_t>(al);
+    if (a < sizeof(void*)) a = sizeof(void*);
+    if (posix_memalign(&p, a, n ? n : 1) != 0) throw std::bad_alloc();
+    return note_alloc(p);
+}
+inline void release(void* p) {
+    note_free(p);
+    std::free(p);
+}
+// Starts a measurement: the peak restarts from what is live now.
+inline void reset() {
+    peak = current;
+    allocs = 0;
+}
+}  // namespace heap
+
+void* operator new(std::size_t n) { return heap::alloc(n); }
+void* operator new[](std::size_t n) { return heap::alloc(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    try {
+        return heap::alloc(n);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    try {
+        return heap::alloc(n);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new(std::size_t n, std::align_val_t al) { return heap::alloc_aligned(n, al); }
+void* operator new[](std::size_t n, std::align_val_t al) { return heap::alloc_aligned(n, al); }
+void* operator new(std::size_t n, std::align_val_t al, const std::nothrow_t&) noexcept {
+    try {
+        return heap::alloc_aligned(n, al);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t n, std::align_val_t al, const std::nothrow_t&) noexcept {
+    try {
+        return heap::alloc_aligned(n, al);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void operator delete(void* p) noexcept { heap::release(p); }
+void operator delete[](void* p) noexcept { heap::release(p); }
+void operator delete(void* p, std::size_t) noexcept { heap::release(p); }
+void operator delete[](void* p, std::size_t) noexcept { heap::release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { heap::release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { heap::release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { heap::release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { heap::release(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { heap::release(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { heap::release(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { heap::release(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { heap::release(p); }
+
+namespace {
+
+using namespace hetsim;
+
+std::string pipeline(int64_t chunks) {
+    return "name: pipeline peer model\n"
+           "hardware: h200\n"
+           "params: {n: " + std::to_string(chunks) + "}\n"
+           "buffers:\n"
+           "  h_in: {kind: pinned, size: 16MiB}\n"
+           "  h_out: {kind: pinned, size: 16MiB}\n"
+           "  d_buf: {kind: device, size: 16MiB, count: 4}\n"
+           "streams: {s: {count: 4}}\n"
+           "threads:\n"
+           "  main:\n"
+           "    - repeat: ${n}\n"
+           "      var: c\n"
+           "      do:\n"
+           "        - memcpy_async: h2d\n"
+           "          src: h_in\n"
+           "          dst: d_buf[c % 4]\n"
+           "          stream: s[c % 4]\n"
+           "        - kernel: compute\n"
+           "          stream: s[c % 4]\n"
+           "          duration: 0.5ms\n"
+           "        - memcpy_async: d2h\n"
+           "          src: d_buf[c % 4]\n"
+           "          dst: h_out\n"
+           "          stream: s[c % 4]\n"
+           "    - device_sync: {}\n";
+}
+
+template <class T>
+size_t vec_bytes(const std::vector<T>& v) {
+    return v.capacity() * sizeof(T);
+}
+
+size_t program_bytes(const Program& pg) {
+    size_t b = vec_bytes(pg.ops) + vec_bytes(pg.sites) + vec_bytes(pg.names) + vec_bytes(pg.iter_indices) + vec_bytes(pg.uses) +
+               vec_bytes(pg.after) + vec_bytes(pg.locs) + vec_bytes(pg.gpu_tasks);
+    for (const auto& t : pg.threads) b += vec_bytes(t.ops);
+    return b;
+}
+
+LoadOptions options() {
+    LoadOptions lo;
+    lo.max_memory = 0;  // the memory cap's estimate is not what is measured here
+    return lo;
+}
+
+void BM_Lowering(benchmark::State& state) {
+    const int64_t ops = state.range(0);
+    const std::string yaml = pipeline((ops - 1) / 3);
+    const LoadOptions lo = options();
+    size_t peak = 0, held = 0, prog = 0, lowered = 0;
+    for (auto _ : state) {
+        heap::reset();
+        const size_t before = heap::current;
+        Scenario sc = load_scenario_text(yaml, "pipeline.yaml", lo);
+        benchmark::DoNotOptimize(sc.program.ops.data());
+        state.PauseTiming();  // only load_scenario_text is timed: bookkeeping and freeing the Scenario are not
+        peak = std::max(peak, heap::peak - before);
+        held = heap::current - before;
+        prog = program_bytes(sc.program);
+        lowered = sc.program.ops.size();
+        { Scenario done = std::move(sc); }
+        state.ResumeTiming();
+    }
+    if (lowered != static_cast<size_t>(ops)) state.SkipWithError("the model did not lower to the expected op count");
+    const double n = static_cast<double>(ops);
+    state.SetItemsProcessed(state.iterations() * ops);
+    state.counters["ops_per_s"] = benchmark::Counter(n * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["bytes_per_op"] = static_cast<double>(peak) / n;
+    state.counters["transient_bytes_per_op"] = static_cast<double>(peak - std::min(peak, held)) / n;
+    state.counters["program_bytes_per_op"] = static_cast<double>(prog) / n;
+}
+BENCHMARK(BM_Lowering)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+
+void BM_OverCap(benchmark::State& state) {
+    const int64_t ops = state.range(0);
+    const std::string yaml = pipeline((ops - 1) / 3);
+    LoadOptions lo = options();
+    size_t peak = 0;
+    bool refused = false;
+    for (auto _ : state) {
+        heap::reset();
+        const size_t before = heap::current;
+        try {
+            Scenario sc = load_scenario_text(yaml, "pipeline.yaml", lo);
+            benchmark::DoNotOptimize(sc.program.ops.data());
+        } catch (const InputError& e) {
+            refused = std::string(e.what()).find("raise the cap with --max-ops") != std::string::npos;
+        }
+        peak = std::max(peak, heap::peak - before);
+    }
+    if (!refused) state.SkipWithError("the scenario was not refused over --max-ops");
+    state.counters["peak_bytes"] = static_cast<double>(peak);
+}
+BENCHMARK(BM_OverCap)->Arg(30'000'001)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

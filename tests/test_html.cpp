@@ -1,0 +1,119 @@
+// The HTML reports (hetsim run --report, hetsim compare --report): one self-contained page
+// with no network reference, its sections, the timeline with a tooltip per op and the critical
+// path, the caller's extra sections, atomic output. (That the pages render in Chromium is the
+// ctest test html_report_renders_in_chromium, tests/render/html_renders.sh.)
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "cli_util.hpp"
+#include "frontend/scenario.hpp"
+#include "report/analysis.hpp"
+#include "report/html_report.hpp"
+#include "sim/engine.hpp"
+
+using namespace hetsim;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+size_t count(const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + what.size())) ++n;
+    return n;
+}
+
+// Nothing a browser would fetch: no src/href attributes, stylesheets, imports or url()s, and
+// no address but the SVG namespace.
+void check_self_contained(const std::string& html) {
+    CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+    CHECK(html.find(" src=") == std::string::npos);
+    CHECK(html.find(" href=") == std::string::npos);
+    CHECK(html.find("<link") == std::string::npos);
+    CHECK(html.find("@import") == std::string::npos);
+    CHECK(std::regex_search(html, std::regex("url\\((?!#)")) == false);  // only url(#hatch), the SVG pattern
+    CHECK(count(html, "http") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+    CHECK(count(html, "<script>") == 1);
+    CHECK(html.substr(html.size() - 8) == "</html>\n");
+}
+
+struct Dir {
+    fs::path path = fs::temp_directory_path() / ("hetsim-html-" + std::to_string(::getpid()));
+    Dir() { fs::create_directories(path); }
+    ~Dir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+}  // namespace
+
+TEST_CASE("html: hetsim run --report writes one self-contained page") {
+    Dir d;
+    hetsim_test::Cli r = hetsim_test::cli("run scenarios/examples/chunked_pipeline.yaml --report '" + d.file("r.html") + "'");
+    REQUIRE(r.exit_code == 0);
+    const std::string html = hetsim_test::slurp(d.file("r.html"));
+    check_self_contained(html);
+    for (const char* id : {"summary", "timeline", "critical-path", "resources", "metrics", "warnings"})
+        CHECK_THAT(html, Contains(std::string("<section id=\"") + id + "\">"));
+    CHECK_THAT(html, Contains("<h1>chunked pipeline</h1>") && Contains("<svg class=\"timeline-svg\" ") &&
+                         Contains(">critical path</text>") && Contains(">copy:h2d</text>") && Contains("<td>stream:s[3]</td>") &&
+                         Contains("hidden by overlap") && Contains("exposed sync wait") && Contains("data-rendered"));
+    // A tooltip per phase: on the host thread, the stream and the engine each op ran on.
+    const Scenario sc = load_scenario("scenarios/examples/chunked_pipeline.yaml");
+    const Timeline t = simulate(sc.program, sc.profile);
+    const report::Analysis a = report::analyze(sc.program, t);
+    size_t phases = 0;
+    for (const OpRecord& o : t.ops) phases += (o.has_host() ? 1 : 0) + (o.has_gpu() ? 1 : 0) + (o.engine != Engine::None ? 1 : 0);
+    CHECK(count(html, "<rect class=\"op host") + count(html, "<rect class=\"op gpu") == phases);
+    CHECK(count(html, "<rect class=\"op crit") == a.critical_path.size());
+    CHECK_THAT(html, Contains("<title>compute[0] (kernel, gpu) sm: "));
+    CHECK_THAT(html, Contains("; cause: stream order after h2d[0] (gpu)</title>"));
+    // Deterministic.
+    REQUIRE(hetsim_test::cli("run scenarios/examples/chunked_pipeline.yaml --report '" + d.file("again.html") + "'").exit_code == 0);
+    CHECK(hetsim_test::slurp(d.file("again.html")) == html);
+}
+
+TEST_CASE("html: hetsim compare --report shows both timelines, the metrics and the per-op errors") {
+    Dir d;
+    hetsim_test::Cli r = hetsim_test::cli(
+        "compare scenarios/validation/01_pipeline_1stream_small.yaml "
+        "validation/measurements/h200/2026-11-30a/measured/01_pipeline_1stream_small.json --report '" + d.file("c.html") + "'");
+    REQUIRE(r.exit_code == 0);
+    const std::string html = hetsim_test::slurp(d.file("c.html"));
+    check_self_contained(html);
+    for (const char* id : {"summary", "timeline", "metrics", "op-errors", "warnings"})
+        CHECK_THAT(html, Contains(std::string("<section id=\"") + id + "\">"));
+    CHECK_THAT(html, Contains(">Simulated</text>") && Contains(">Measured</text>") && Contains("the median of 5 uninstrumented runs") &&
+                         Contains("measured (uninstrumented median)") && Contains("37 of 37 ops compared"));
+    CHECK(count(html, "<svg class=\"timeline-svg\" ") == 1);
+}
+
+TEST_CASE("html: the caller's extra sections (why the GPU idles, suggestions) come after the metrics") {
+    const Scenario sc = load_scenario("scenarios/seeds/double_buffer.yaml");
+    const Timeline t = simulate(sc.program, sc.profile);
+    const report::Analysis a = report::analyze(sc.program, t);
+    std::ostringstream os;
+    report::write_html_report(os, sc.program, t, a, {sc.name, {{"idle", "Why the GPU idles", "<p>load_data on host:main</p>"}}});
+    const std::string html = os.str();
+    const size_t metrics = html.find("<section id=\"metrics\">"), idle = html.find("<section id=\"idle\"><h2>Why the GPU idles</h2>"),
+                 warnings = html.find("<section id=\"warnings\">");
+    CHECK((metrics < idle && idle < warnings && warnings != std::string::npos));
+    CHECK_THAT(html, Contains("<p>load_data on host:main</p>"));
+    std::ostringstream plain;
+    report::write_html_report(plain, sc.program, t, a, {sc.name, {}});
+    CHECK(plain.str().find("id=\"idle\"") == std::string::npos);  // no data, no section
+}
+
+TEST_CASE("html: a failed run leaves an existing report untouched") {
+    Dir d;
+    { std::ofstream(d.file("keep.html")) << "keep"; }
+    hetsim_test::Cli r = hetsim_test::cli("run tests/bad/03_unknown_key.yaml --report '" + d.file("keep.html") + "'");
+    CHECK(r.exit_code == 2);
+    CHECK(hetsim_test::slurp(d.file("keep.html")) == "keep");
+}
