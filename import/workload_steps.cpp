@@ -25,7 +25,9 @@ std::string Builder::signature(const Ref& r) const {
     const WOp& op = w_.threads[r.th].steps[r.step][r.pos];
     std::string s = to_string(op.kind);
     s += '|';
-    s += op.kind == WKind::Kernel ? op.name : op.label;
+    // Host work is identified by its place and flags, not its label: the label is the span that
+    // covers the gap's middle, which moves from step to step as the gap's length does.
+    s += op.kind == WKind::Kernel ? op.name : op.kind == WKind::Host ? std::string() : op.label;
     for (uint64_t v : {static_cast<uint64_t>(op.stream + 1), static_cast<uint64_t>(op.dir), static_cast<uint64_t>(op.mem), op.bytes,
                        static_cast<uint64_t>(op.sync), op.grid, op.block, op.registers, op.shared_memory,
                        static_cast<uint64_t>(op.graph + 1)})
@@ -89,7 +91,7 @@ void Builder::fold_durations() {
                 std::vector<int64_t> d;
                 for (const auto& step : th.steps) d.push_back(step[p].duration);
                 const int64_t m = median(d);
-                for (auto& step : th.steps) step[p].duration = m;
+                for (auto& step : th.steps) step[p].duration = m, step[p].label = th.steps[0][p].label;
             }
     for (size_t g = 0; g < w_.graphs.size(); ++g)
         for (size_t k = 0; k < w_.graphs[g].nodes.size(); ++k) w_.graphs[g].nodes[k].duration = median(graph_durations_[g][k]);

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -270,4 +271,212 @@ TEST_CASE("import: the command line", "[import]") {
     auto bad_hw = hetsim_test::cli("import tests/import/traces/infer_graph.json --hardware h900");
     CHECK(bad_hw.exit_code == 2);
     fs::remove_all(dir);
+}
+
+namespace {
+
+// tests/import/traces/tiny.json replayed on a machine whose costs are round numbers: every
+// latency and fixed cost zero (zero_latency), 1 us a CUDA call, 10 GB/s H2D, 4 GB/s D2H,
+// pageable copies behave as pinned (their staging is rule 2's own tests), graph launch 2 us +
+// 1 us a node, and pinning a batch costs 10 ns a KiB.
+const std::vector<std::pair<std::string, std::string>> kRound = {
+    {"hardware.zero_latency", "true"},          {"hardware.host.launch_cost", "1us"},
+    {"hardware.host.memcpy_call_cost", "1us"},  {"hardware.host.sync_call_cost", "1us"},
+    {"hardware.copy.h2d.bandwidth", "10GB/s"},  {"hardware.copy.d2h.bandwidth", "4GB/s"},
+    {"hardware.rules.pageable_staging", "off"}, {"hardware.graph.launch_cost", "2us"},
+    {"hardware.graph.launch_per_node", "1us"},  {"pin_copy_per_kib", "10ns"}};
+
+struct Replay {
+    Scenario sc;
+    Timeline tl;
+    // The k-th op (0-based) of kind `kind` on the main thread, in program order.
+    const OpRecord& nth(OpKind kind, size_t k) const {
+        size_t seen = 0;
+        for (uint32_t i : sc.program.threads[0].ops)
+            if (sc.program.ops[i].kind == kind && seen++ == k) return tl.ops[i];
+        FAIL("no op " << k << " of kind " << to_string(kind));
+        return tl.ops[0];
+    }
+};
+
+Replay replay_tiny(std::vector<std::pair<std::string, std::string>> knobs) {
+    std::vector<std::pair<std::string, std::string>> sets = kRound;
+    for (auto& k : knobs) sets.push_back(k);
+    LoadOptions lo;
+    lo.sets = sets;
+    Replay r{load_scenario_text(scenario_of("tiny.json"), "tiny.yaml", lo), {}};
+    r.tl = simulate(r.sc.program, r.sc.profile);
+    return r;
+}
+
+std::string us_text(Time t) { return std::to_string(t.ps() / 1'000'000) + "." + std::to_string(1'000'000 + t.ps() % 1'000'000).substr(1) + "us"; }
+Time usf(double v) { return Time::ps(static_cast<int64_t>(v * 1e6 + (v >= 0 ? 0.5 : -0.5))); }
+
+}  // namespace
+
+TEST_CASE("import: tiny.json, the scenario written (golden)", "[import]") {
+    // The trace (tests/import/make_traces.py, tiny()): per step, relative to its start s0 (us):
+    // DataLoader __next__ [10, 110]; cudaMemcpyAsync pageable 1 MiB [125, 185] and its stream
+    // sync [187, 196] inside aten::copy_; a launch [210, 215] of a 50 us kernel; aten::item
+    // [300, 385] holding a 4-byte D2H [305, 310] and its sync [311, 380]; step end 400 (the
+    // last: cudaDeviceSynchronize [400, 410], end 420). So the host work is python 10,
+    // loader 100, python 15 (110..125), copy_ 2 (185..187), python 14 (196..210), python 85
+    // (215..300), item 2, _local_scalar_dense 3, 1, 3, item 2, python 15 (385..400), and the
+    // tail python 10 (410..420): the golden file says exactly that.
+    auto r = hetsim_test::cli("import tests/import/traces/tiny.json");
+    REQUIRE(r.exit_code == 0);
+    std::ifstream f("tests/import/golden/tiny.yaml");
+    std::stringstream want;
+    want << f.rdbuf();
+    CHECK(r.out == want.str());
+    for (const char* name : {"offload.json", "infer_graph.json.gz", "train_pageable_sync.json"}) {
+        auto g = hetsim_test::cli(std::string("import tests/import/traces/") + name);
+        REQUIRE(g.exit_code == 0);
+        std::string base = name;
+        base = base.substr(0, base.find('.'));
+        std::ifstream gf("tests/import/golden/" + base + ".yaml");
+        std::stringstream gw;
+        gw << gf.rdbuf();
+        INFO(name);
+        CHECK(g.out == gw.str());
+    }
+}
+
+TEST_CASE("import: tiny.json replayed, each knob by a hand-derived timeline", "[import]") {
+    SECTION("as traced (the knobs at their imported values)") {
+        Replay r = replay_tiny({});
+        // Step 0: python 0-10, loader 10-110, python 110-125; the upload's call 125-126 (1 us),
+        // its DMA 126 + 1 MiB / 10 GB/s = 126 + 104.8576 = 230.8576; copy_ host 126-128; the
+        // stream sync called at 128 returns when the copy is done, 230.8576.
+        CHECK(us_text(r.nth(OpKind::Memcpy, 0).gpu_end) == "230.857600us");
+        CHECK(us_text(r.nth(OpKind::StreamSync, 0).host_start) == "128.000000us");
+        CHECK(us_text(r.nth(OpKind::StreamSync, 0).host_end) == "230.857600us");
+        // python 14 -> 244.8576; launch 244.8576-245.8576, kernel 245.8576-295.8576.
+        CHECK(us_text(r.nth(OpKind::Kernel, 0).gpu_start) == "245.857600us");
+        // python 85 -> 330.8576; item 2, lsd 3 -> 335.8576; D2H call -> 336.8576 (DMA 4 B at
+        // 4 GB/s: 1 ns, after the kernel); host 1 -> 337.8576; the sync: call cost 1 -> 338.8576
+        // (the copy ended at 336.8586); lsd 3, item 2, python 15 -> step 0 ends at 358.8576.
+        CHECK(us_text(r.nth(OpKind::StreamSync, 1).host_end) == "338.857600us");
+        // Step 1 is the same from an idle GPU: 2 x 358.8576 = 717.7152; the tail: device sync
+        // (call 1 us, nothing left) and python 10: 728.7152.
+        CHECK(us_text(r.nth(OpKind::DeviceSync, 0).host_start) == "717.715200us");
+        CHECK(us_text(r.tl.end_to_end) == "728.715200us");
+    }
+    SECTION("pin_memory=true: pinned async upload, no copy sync, the DataLoader pins the batch") {
+        Replay r = replay_tiny({{"pin_memory", "true"}});
+        // python 0-10, loader -110, python -125; pinning 1024 KiB x 10 ns = 10.24 -> 135.24;
+        // the pinned upload's call 135.24-136.24, DMA 136.24-241.0976; copy_ host -> 138.24; no
+        // stream sync; python 14 -> 152.24; launch -> 153.24, the kernel after the copy:
+        // 241.0976-291.0976; python 85 -> 238.24; item 2, lsd 3 -> 243.24; D2H call -> 244.24
+        // (DMA after the kernel, 291.0976-291.0986); host 1 -> 245.24; the sync waits: 291.0986;
+        // lsd 3, item 2, python 15 -> 311.0986. Two steps 622.1972, device sync 1 -> 623.1972,
+        // python 10 -> 633.1972.
+        CHECK(r.nth(OpKind::StreamSync, 0).host_start == usf(245.24));  // the first sync is item's
+        CHECK(r.nth(OpKind::Memcpy, 0).host_start == usf(135.24));
+        CHECK(r.nth(OpKind::Kernel, 0).gpu_start == usf(241.0976));
+        CHECK(r.nth(OpKind::StreamSync, 0).host_end == usf(291.0986));
+        CHECK(us_text(r.tl.end_to_end) == "633.197200us");
+        size_t syncs = 0;
+        for (uint32_t i : r.sc.program.threads[0].ops) syncs += r.sc.program.ops[i].kind == OpKind::StreamSync;
+        CHECK(syncs == 2);  // one per step: item's; the copies' syncs are gone
+    }
+    SECTION("step_sync=false: step 0 drops loss.item(), the last step keeps it") {
+        Replay r = replay_tiny({{"step_sync", "false"}});
+        // Step 0 as traced to python 85 -> 330.8576, then python 15 -> 345.8576 (item's 2 + 3 +
+        // 1 (D2H call) + 1 + 1 (sync call) + 3 + 2 = 13 us gone). Step 1 from 345.8576 with an
+        // idle GPU (the kernel ended 295.8576) is the traced step, 358.8576 long: 704.7152;
+        // the tail 11 -> 715.7152.
+        CHECK(us_text(r.tl.end_to_end) == "715.715200us");
+        size_t syncs = 0;
+        for (uint32_t i : r.sc.program.threads[0].ops) syncs += r.sc.program.ops[i].kind == OpKind::StreamSync;
+        CHECK(syncs == 3);  // the two uploads' syncs and the last step's item
+        CHECK(us_text(r.nth(OpKind::Memcpy, 1).host_start) == "470.857600us");  // step 1's upload
+    }
+    SECTION("cuda_graph=true: the step's kernel region is one graph launch") {
+        Replay r = replay_tiny({{"cuda_graph", "true"}});
+        // The region is the one kernel: its 1 us launch becomes a graph launch of 2 + 1 x 1 node
+        // = 3 us (244.8576-247.8576), the node runs 247.8576-297.8576; everything after it in
+        // the step is 2 us later: the step is 360.8576, two 721.7152, the tail -> 732.7152.
+        CHECK(r.nth(OpKind::GraphLaunch, 0).host_end == usf(247.8576));
+        CHECK(r.nth(OpKind::Kernel, 0).gpu_start == usf(247.8576));
+        CHECK(us_text(r.tl.end_to_end) == "732.715200us");
+    }
+    SECTION("hardware.*: a slower link moves only the upload") {
+        Replay r = replay_tiny({{"hardware.copy.h2d.bandwidth", "5GB/s"}});
+        // The DMA takes 1 MiB / 5 GB/s = 209.7152 instead of 104.8576, and the copy sync waits
+        // for it: each step 104.8576 longer, 728.7152 + 2 x 104.8576 = 938.4304.
+        CHECK(us_text(r.tl.end_to_end) == "938.430400us");
+    }
+    SECTION("steps=3: the body once more from an idle GPU") {
+        Replay r = replay_tiny({{"steps", "3"}});
+        // 3 x 358.8576 + 11 = 1087.5728.
+        CHECK(us_text(r.tl.end_to_end) == "1087.572800us");
+    }
+}
+
+TEST_CASE("import: host work labels that move between steps still make one body", "[import]") {
+    // The label of a host gap is the span covering its middle, which moves as the gap's length
+    // does (the H200 traces: 'aten::empty' in one step, 'aten::empty_like' in the next). In
+    // tiny.json's step 1, put an aten::empty span over the middle of the 2 us gap between the
+    // upload call and its stream sync (685..687 us; step 0's is covered by aten::copy_ only).
+    KinetoTrace t = read_kineto_trace(trace_path("tiny.json"));
+    auto& spans = t.spans.begin()->second;
+    spans.push_back(CpuSpan{685'500, 686'500, "aten::empty", false});
+    std::sort(spans.begin(), spans.end(), [](const CpuSpan& a, const CpuSpan& b) {
+        return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    Workload w = build_workload(t);
+    CHECK(w.repeat);
+    // The body keeps step 0's label at that position.
+    bool copy_label = false;
+    for (const WOp& op : w.threads[0].steps[1])
+        if (op.kind == WKind::Host && op.duration == 2'000 && op.label == "aten::copy_") copy_label = true;
+    CHECK(copy_label);
+}
+
+TEST_CASE("import: every committed H200 PyTorch trace imports, replays and compares", "[import][h200]") {
+    // validation/measurements/h200/pytorch/2026-12-01a: the 12 configurations of
+    // validation/pytorch/README.md. Each trace imports as one repeated step body on one host
+    // thread (autograd's folded in), declares the knobs its program has, replays a timed block
+    // of N steps (N of the unprofiled measurement), and `compare` matches every op of the
+    // scenario to the trace. The errors themselves are validation/pytorch/accuracy.sh's table.
+    const std::string dir = "validation/measurements/h200/pytorch/2026-12-01a/";
+    std::ifstream list(dir + "configs.txt");
+    std::string config;
+    size_t n = 0;
+    while (list >> config) {
+        std::string est;
+        list >> est;
+        INFO(config);
+        ++n;
+        std::ifstream mf(dir + config + ".json");
+        const nlohmann::json meta = nlohmann::json::parse(mf);
+        const std::string trace = dir + config + ".trace.json.gz";
+        Workload w = build_workload(read_kineto_trace(trace));
+        CHECK(w.repeat);
+        CHECK(w.threads.size() == 1);
+        CHECK(w.profile == "h200");
+        EmitOptions eo;
+        eo.source = trace;
+        eo.pin_bandwidth = 13'435'010'000;
+        const std::string y = write_scenario(w, eo);
+        const bool cnn = config.rfind("cnn_train", 0) == 0;
+        const bool pageable = config.find("pageable") != std::string::npos;
+        const bool sync = config.find("_sync") != std::string::npos || config.rfind("mlp_infer", 0) == 0;
+        CHECK((y.find("\n  pin_memory: false") != std::string::npos) == (cnn && pageable));
+        CHECK((y.find("\n  step_sync: true") != std::string::npos) == sync);
+        if (config == "mlp_infer_eager") CHECK_THAT(y, Contains("\n  cuda_graph: false"));
+        if (config == "mlp_infer_graph") CHECK_THAT(y, Contains("graph_launch: g0"));
+        if (config == "offload_adam") CHECK(w.streams.size() == 3);
+        const int64_t steps = meta["unprofiled"]["steps_per_block"].get<int64_t>();
+        const double block = predict_us(y, {{"steps", std::to_string(steps)}});
+        const double measured_us = meta["unprofiled"]["median_step_ns"].get<double>() / 1e3;
+        // Within a factor of two of the measured step (the table has the real errors).
+        CHECK(block / static_cast<double>(steps) > 0.5 * measured_us);
+        CHECK(block / static_cast<double>(steps) < 2.0 * measured_us);
+        Scenario sc = load_scenario_text(y, config + ".yaml");
+        MeasuredTrace m = read_kineto_measured(trace, sc.program);
+        CHECK(m.step_length.size() == w.steps);
+    }
+    CHECK(n == 12);
 }

@@ -356,6 +356,39 @@ def offload(path, steps=3, layers=3):
     t.write(path, [(MAIN, "thread %d (python3)" % MAIN), (AUTOGRAD, "thread %d (pt_autograd_0)" % AUTOGRAD)])
 
 
+def tiny(path):
+    """Two identical steps with round timestamps, for the hand-derived timelines of
+    tests/test_import.cpp: a single-process DataLoader (100 us), a blocking pageable upload of
+    1 MiB (cudaMemcpyAsync + the stream sync PyTorch adds, inside aten::to / aten::copy_), one
+    kernel (50 us), loss.item() (a 4-byte pageable readback + stream sync); the last step ends
+    with torch.cuda.synchronize(). Step k spans [100 + 400k, 500 + 400k] us (the last one
+    [500, 920])."""
+    t = Trace()
+    def call(name, ts, dur, cbid):
+        return t._call(name, MAIN, ts, dur, cbid, True)
+    for k in range(2):
+        s0 = 100.0 + 400.0 * k
+        t.span("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", MAIN, s0 + 10, 100.0)
+        t.span("cpu_op", "aten::to", MAIN, s0 + 120, 80.0)
+        t.span("cpu_op", "aten::copy_", MAIN, s0 + 121, 78.0)
+        c = call("cudaMemcpyAsync", s0 + 125, 60.0, 41)
+        t._gpu("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", LEGACY, s0 + 150, 40.0, c, {"bytes": 1 << 20})
+        call("cudaStreamSynchronize", s0 + 187, 9.0, 131)
+        t.span("cpu_op", "aten::relu", MAIN, s0 + 205, 15.0)
+        c = call("cudaLaunchKernel", s0 + 210, 5.0, 211)
+        t._gpu("kernel", "void at::native::vectorized_elementwise_kernel<4, at::native::relu>(int)", LEGACY, s0 + 220, 50.0, c,
+               {"registers per thread": 32, "shared memory": 0, "grid": [4, 2, 1], "block": [128, 1, 1]})
+        t.span("cpu_op", "aten::item", MAIN, s0 + 300, 85.0)
+        t.span("cpu_op", "aten::_local_scalar_dense", MAIN, s0 + 302, 81.0)
+        c = call("cudaMemcpyAsync", s0 + 305, 5.0, 41)
+        t._gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", LEGACY, s0 + 312, 2.0, c, {"bytes": 4})
+        call("cudaStreamSynchronize", s0 + 311, 69.0, 131)
+        if k == 1:
+            call("cudaDeviceSynchronize", s0 + 400, 10.0, 165)
+        t.step(MAIN, 3 + k, s0, s0 + (420.0 if k == 1 else 400.0))
+    t.write(path, [(MAIN, "thread %d (python3)" % MAIN)])
+
+
 def bad(dirpath):
     """The bad-input catalogue of `hetsim import` (each file's message is in its .expected)."""
     def dump(name, doc):
@@ -401,6 +434,12 @@ def bad(dirpath):
          "dur": 1.0, "args": {"cbid": 211, "correlation": i}} for i in range(400)]}).encode(), mtime=0)
     with open(os.path.join(dirpath, "11_truncated_gzip.json"), "wb") as f:
         f.write(data[: len(data) // 2])
+    # gzip-compressed, its deflate data damaged in the middle (a bad disk or copy): header intact
+    bad_gz = bytearray(data)
+    for i in range(len(bad_gz) // 3, len(bad_gz) // 3 + 16):
+        bad_gz[i] ^= 0x5A
+    with open(os.path.join(dirpath, "12_corrupt_gzip.json"), "wb") as f:
+        f.write(bytes(bad_gz))
     dump("10_bad_timestamp.json", {"schemaVersion": 1, "traceEvents": [
         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": "soon", "dur": 4.0,
          "args": {"cbid": 211, "correlation": 5}}]})
@@ -415,6 +454,7 @@ if __name__ == "__main__":
     infer(os.path.join(out, "infer_eager.json"))
     infer(os.path.join(out, "infer_graph.json"), graph=True)
     offload(os.path.join(out, "offload.json"))
+    tiny(os.path.join(out, "tiny.json"))
     with open(os.path.join(out, "infer_graph.json"), "rb") as f:  # the importer reads gzip too
         gz = gzip.compress(f.read(), mtime=0)
     with open(os.path.join(out, "infer_graph.json.gz"), "wb") as f:
