@@ -278,7 +278,14 @@ private:
                 out_ << std::string(static_cast<size_t>(indent) + 2, ' ') << "then:\n";
                 if (pin_cost) {
                     const uint64_t kib = (op.bytes + 1023) / 1024;
-                    put(indent + 4, "{host: pin_memory, duration: \"${pin_copy_per_kib} * " + std::to_string(kib) + "\"}");
+                    const std::string pin = "{host: pin_memory, duration: \"${pin_copy_per_kib} * " + std::to_string(kib) + "\"}";
+                    if (loader_) {  // with worker processes the loader's pin-memory thread pins
+                        put(indent + 4, "if: loader_workers == 0");
+                        out_ << std::string(static_cast<size_t>(indent) + 6, ' ') << "then:\n";
+                        put(indent + 8, pin);
+                    } else {
+                        put(indent + 4, pin);
+                    }
                 }
                 WOp pinned = op;
                 pinned.mem = MemKind::Pinned;
@@ -330,23 +337,30 @@ private:
             out_ << "    []\n";
     }
 
-    // DRAFT (EmitOptions::loader_workers_draft): N loader threads take the DataLoader's work off
-    // the main thread, each producing every N-th batch into the bounded queue `batches`; the
-    // first prefetch_factor batches of each worker are ready when the window opens (persistent
-    // workers keep the queue full between steps).
+    // DRAFT (EmitOptions::loader_workers_draft): a thread array of loader_workers workers (at
+    // least one thread, idle without workers) takes the DataLoader's work off the main thread;
+    // worker w produces batches w, w + N, w + 2N, ... of the window into the bounded queue
+    // `batches`, each one the step's DataLoader host work, and its first prefetch_factor
+    // batches are ready when the window opens (persistent workers keep the queue full
+    // between timed blocks).
     void loader_threads() {
         int64_t batch = 0;
         for (size_t p = 0; p < w_.body_len[0]; ++p)
             if (w_.threads[0].steps[0][p].loader) batch += w_.threads[0].steps[0][p].duration;
-        constexpr int kMaxWorkers = 8;
-        for (int j = 0; j < kMaxWorkers; ++j) {
-            out_ << "  loader" << j << ":\n";
-            out_ << "    - if: loader_workers > " << j << "\n      then:\n";
-            out_ << "        - repeat: (steps - " << j << " + loader_workers - 1) / loader_workers\n          var: batch\n          do:\n";
-            out_ << "            - if: batch >= prefetch_factor\n              then:\n";
-            out_ << "                - {host: \"DataLoader worker: fetch and collate a batch\", duration: " << format_ns(batch) << "}\n";
-            out_ << "            - {put: batches}\n";
-        }
+        out_ << "  loader:                # loader_workers: the DataLoader's worker processes\n"
+                "    count: \"${loader_workers} + (${loader_workers} == 0)\"\n"
+                "    var: w\n"
+                "    ops:\n"
+                "      - if: loader_workers > 0\n"
+                "        then:\n"
+                "          - repeat: (steps - ${w} + loader_workers - 1) / loader_workers\n"
+                "            var: batch\n"
+                "            do:\n"
+                "              - if: batch >= prefetch_factor\n"
+                "                then:\n"
+                "                  - {host: \"DataLoader worker: fetch and collate a batch\", duration: "
+             << format_ns(batch) << "}\n"
+                "              - {put: batches}\n";
     }
 
     const Workload& w_;
