@@ -148,7 +148,7 @@ private:
             out_ << "#   (step_sync: no per-step sync in the trace)\n";
         if (graph_)
             out_ << "#   cuda_graph  true: the main thread's kernels of each step (ops " << w_.capture_begin << ".." << w_.capture_end - 1
-                 << " of the body) become one launch\n#               of graph step_graph; the host work between them goes (instantiated before the window)\n";
+                 << " of the body) become one launch\n#               of graph step_graph; the host work between them, and their own ops' before the first and after\n#               the last, goes (instantiated before the window)\n";
         else
             out_ << "#   (cuda_graph: " << w_.capture_reason << ")\n";
         if (loader_)

@@ -42,6 +42,9 @@ struct WOp {
     bool pageable_upload = false;  // a pageable H2D copy
     bool loader = false;    // host work inside DataLoader.__next__
     bool alloc_record = false;  // an event record of the caching host allocator (inside aten::copy_)
+    // The outermost cpu_op / user_annotation (below ProfilerStep#N) that covers it, as its
+    // start and end in the trace (-1: none): the host work of a captured op goes with it.
+    int64_t top_start = -1, top_end = -1;
     // Where it was in the trace (ns from the window start): the call or host work, its GPU work.
     Span host, gpu;
     std::vector<Span> node_gpu;  // GraphLaunch: each node's GPU work

@@ -71,6 +71,14 @@ std::string Builder::label_at(const WThread& th, int64_t abs, bool side) const {
     return side ? "idle" : "python";
 }
 
+const CpuSpan* Builder::outermost(const WThread& th, int64_t abs) const {
+    std::vector<const CpuSpan*> chain;
+    covering(th, abs, chain);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        if ((*it)->name.rfind("ProfilerStep#", 0) != 0) return *it;
+    return nullptr;
+}
+
 // Thread `other` is folded into `main` when neither does anything while the other is busy (in a
 // cpu_op without children, or in a CUDA call): the autograd engine's device thread runs the
 // backward pass while the main thread waits for it, so the two are one sequence of work.
@@ -140,6 +148,7 @@ void Builder::emit_host(size_t th, int64_t a, int64_t b, bool side, const std::v
         op.host = Span{s - ws_, e - ws_};
         op.tid = thread.tids.front();
         op.label = label_at(thread, mid, side);
+        if (const CpuSpan* top = outermost(thread, mid)) op.top_start = top->start, op.top_end = top->end;
         covering(thread, mid, chain);
         for (const CpuSpan* c : chain) {
             op.loader = op.loader || is_loader_span(c->name);
@@ -195,6 +204,7 @@ void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
         }
     bool in_readback = false, in_copy = false;
     for (const CpuSpan* s : chain) in_readback = in_readback || is_readback_span(s->name), in_copy = in_copy || is_copy_span(s->name);
+    if (const CpuSpan* top = outermost(thread, a.start + (a.end - a.start) / 2)) op.top_start = top->start, op.top_end = top->end;
     const GpuActivity* g = c.gpu.empty() ? nullptr : &t_.gpu[c.gpu.front()];
     if (g) {
         op.gpu = Span{g->start - ws_, g->end - ws_};
@@ -255,6 +265,12 @@ void Builder::build_ops(const std::vector<Call>& calls) {
             if (auto it = t_.spans.find(k); it != t_.spans.end())
                 for (const CpuSpan& s : it->second)
                     if (is_loader_span(s.name) || is_readback_span(s.name)) cuts.push_back(s.start), cuts.push_back(s.end);
+        // The outermost op around each call (aten::linear around its addmm launch): its host work
+        // before and after the call is its own, which a CUDA graph capture takes with it.
+        for (const Call& c : calls)
+            if (thread_of_.at(c.api->thread) == th)
+                if (const CpuSpan* top = outermost(thread, c.api->start + (c.api->end - c.api->start) / 2))
+                    cuts.push_back(top->start), cuts.push_back(top->end);
         std::sort(cuts.begin(), cuts.end());
         cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
         int64_t cursor = ws_;

@@ -49,6 +49,7 @@ private:
     int32_t stream_index(int64_t id);
     void covering(const WThread& th, int64_t abs, std::vector<const CpuSpan*>& out) const;
     std::string label_at(const WThread& th, int64_t abs, bool side) const;
+    const CpuSpan* outermost(const WThread& th, int64_t abs) const;  // below ProfilerStep#N; null: none
     void emit_host(size_t th, int64_t a, int64_t b, bool side, const std::vector<int64_t>& cuts);
     void emit_call(size_t th, const Call& c, bool& prev_upload);
     int32_t graph_for(const Call& c);

@@ -114,7 +114,15 @@ void Builder::find_capture() {
         w_.capture_reason = "the main thread launches no kernels";
         return;
     }
+    // The host work inside the outermost ops of the first and last kernels (the dispatch of
+    // the first aten::linear before its launch, the rest of the last aten::relu after its
+    // own) is captured with them: a graph replay runs none of it.
+    auto same_top = [](const WOp& h, const WOp& k) {
+        return h.kind == WKind::Host && h.top_start >= 0 && h.top_start == k.top_start && h.top_end == k.top_end && !h.loader && !h.readback;
+    };
     const int32_t stream = body[first].stream;
+    while (first > 0 && same_top(body[first - 1], body[first])) --first;
+    while (last + 1 < len && same_top(body[last + 1], body[last])) ++last;
     for (size_t p = first; p <= last; ++p) {
         const WOp& op = body[p];
         bool ok = false;

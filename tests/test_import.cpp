@@ -319,10 +319,13 @@ TEST_CASE("import: tiny.json, the scenario written (golden)", "[import]") {
     // DataLoader __next__ [10, 110]; cudaMemcpyAsync pageable 1 MiB [125, 185] and its stream
     // sync [187, 196] inside aten::copy_; a launch [210, 215] of a 50 us kernel; aten::item
     // [300, 385] holding a 4-byte D2H [305, 310] and its sync [311, 380]; step end 400 (the
-    // last: cudaDeviceSynchronize [400, 410], end 420). So the host work is python 10,
-    // loader 100, python 15 (110..125), copy_ 2 (185..187), python 14 (196..210), python 85
-    // (215..300), item 2, _local_scalar_dense 3, 1, 3, item 2, python 15 (385..400), and the
-    // tail python 10 (410..420): the golden file says exactly that.
+    // last: cudaDeviceSynchronize [400, 410], end 420). Host work is cut where the outermost op
+    // around a call starts and ends (aten::to [120, 200], aten::relu [205, 220], aten::item
+    // [300, 385]) and at the DataLoader: python 10, loader 100, python 10 (110..120), copy_ 5
+    // (120..125, labelled by the innermost span), copy_ 2 (185..187), copy_ 4 (196..200), python
+    // 5 (200..205), relu 5 (205..210), relu 5 (215..220), python 80 (220..300), item 2,
+    // _local_scalar_dense 3, 1, 3, item 2, python 15 (385..400), and the tail python 10
+    // (410..420): the golden file says exactly that.
     auto r = hetsim_test::cli("import tests/import/traces/tiny.json");
     REQUIRE(r.exit_code == 0);
     std::ifstream f("tests/import/golden/tiny.yaml");
@@ -394,12 +397,15 @@ TEST_CASE("import: tiny.json replayed, each knob by a hand-derived timeline", "[
     }
     SECTION("cuda_graph=true: the step's kernel region is one graph launch") {
         Replay r = replay_tiny({{"cuda_graph", "true"}});
-        // The region is the one kernel: its 1 us launch becomes a graph launch of 2 + 1 x 1 node
-        // = 3 us (244.8576-247.8576), the node runs 247.8576-297.8576; everything after it in
-        // the step is 2 us later: the step is 360.8576, two 721.7152, the tail -> 732.7152.
-        CHECK(r.nth(OpKind::GraphLaunch, 0).host_end == usf(247.8576));
-        CHECK(r.nth(OpKind::Kernel, 0).gpu_start == usf(247.8576));
-        CHECK(us_text(r.tl.end_to_end) == "732.715200us");
+        // The region is the kernel with aten::relu's host work around its launch (5 us before,
+        // 5 after): after the copy sync (230.8576), copy_ 4 and python 5 -> 239.8576; the graph
+        // launch takes 2 + 1 x 1 node = 3 us (239.8576-242.8576) instead of relu 5 + launch 1 +
+        // relu 5, and its node runs 242.8576-292.8576; everything after it in the step is 8 us
+        // earlier: the step is 350.8576, two 701.7152, the tail 11 -> 712.7152.
+        CHECK(r.nth(OpKind::GraphLaunch, 0).host_start == usf(239.8576));
+        CHECK(r.nth(OpKind::GraphLaunch, 0).host_end == usf(242.8576));
+        CHECK(r.nth(OpKind::Kernel, 0).gpu_start == usf(242.8576));
+        CHECK(us_text(r.tl.end_to_end) == "712.715200us");
     }
     SECTION("hardware.*: a slower link moves only the upload") {
         Replay r = replay_tiny({{"hardware.copy.h2d.bandwidth", "5GB/s"}});
