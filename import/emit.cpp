@@ -124,6 +124,9 @@ private:
         if (!w_.events.empty())
             out_ << "# Events: the trace does not name them; each record gets an event, a wait or event sync the record\n"
                     "#   whose completion matches when it returned (or the latest one before it).\n";
+        if (w_.between_steps > 0)
+            out_ << "# Left out: " << format_ns(w_.between_steps)
+                 << " of host time between the ProfilerStep spans (inside prof.step(): the profiler's own work).\n";
         if (w_.calls_kept_as_host)
             out_ << "# " << w_.calls_kept_as_host
                  << " CUDA calls reach no GPU work (cudaGetDevice, cudaEventQuery, ...): their time stays in the host work.\n";

@@ -95,6 +95,7 @@ struct Workload {
     std::string capture_reason;           // why not
     std::vector<std::string> notes;       // what the importer found and decided
     size_t calls_kept_as_host = 0;        // CUDA calls with no modelled op (their time is host work)
+    int64_t between_steps = 0;            // ns of host time between ProfilerStep spans (prof.step()), left out
     size_t launches_without_kernel = 0;   // launches whose kernel the trace lacks
 };
 

@@ -142,6 +142,12 @@ void Builder::emit_host(size_t th, int64_t a, int64_t b, bool side, const std::v
     for (size_t k = 0; k + 1 < pts.size(); ++k) {
         const int64_t s = pts[k], e = pts[k + 1];
         const int64_t mid = s + (e - s) / 2;
+        // Between one ProfilerStep span's end and the next one's start the thread is inside
+        // prof.step(): the profiler's own work, which the program without it does not do.
+        if (between_steps(mid)) {
+            if (th == 0) w_.between_steps += e - s;
+            continue;
+        }
         WOp op;
         op.kind = WKind::Host;
         op.duration = e - s;
@@ -156,6 +162,16 @@ void Builder::emit_host(size_t th, int64_t a, int64_t b, bool side, const std::v
         }
         thread.steps[step_of(s)].push_back(std::move(op));
     }
+}
+
+// A gap under 1 us between two ProfilerStep spans is the rounding of their microsecond
+// timestamps, not prof.step() (which takes 10 us or more).
+constexpr int64_t kStepGap = 1'000;
+
+bool Builder::between_steps(int64_t abs) const {
+    for (size_t k = 0; k + 1 < step_abs_.size(); ++k)
+        if (step_abs_[k + 1].start - step_abs_[k].end >= kStepGap && abs >= step_abs_[k].end && abs < step_abs_[k + 1].start) return true;
+    return false;
 }
 
 int32_t Builder::graph_for(const Call& c) {
@@ -260,7 +276,10 @@ void Builder::build_ops(const std::vector<Call>& calls) {
         WThread& thread = w_.threads[th];
         const bool side = th != 0;
         std::vector<int64_t> cuts;
-        for (size_t s = 1; s < step_abs_.size(); ++s) cuts.push_back(step_abs_[s].start);
+        for (size_t s = 1; s < step_abs_.size(); ++s) {
+            cuts.push_back(step_abs_[s].start);
+            if (step_abs_[s].start - step_abs_[s - 1].end >= kStepGap) cuts.push_back(step_abs_[s - 1].end);
+        }
         for (const ThreadKey& k : thread.tids)
             if (auto it = t_.spans.find(k); it != t_.spans.end())
                 for (const CpuSpan& s : it->second)

@@ -50,6 +50,7 @@ private:
     void covering(const WThread& th, int64_t abs, std::vector<const CpuSpan*>& out) const;
     std::string label_at(const WThread& th, int64_t abs, bool side) const;
     const CpuSpan* outermost(const WThread& th, int64_t abs) const;  // below ProfilerStep#N; null: none
+    bool between_steps(int64_t abs) const;  // after one ProfilerStep span, before the next
     void emit_host(size_t th, int64_t a, int64_t b, bool side, const std::vector<int64_t>& cuts);
     void emit_call(size_t th, const Call& c, bool& prev_upload);
     int32_t graph_for(const Call& c);

@@ -486,3 +486,22 @@ TEST_CASE("import: every committed H200 PyTorch trace imports, replays and compa
     }
     CHECK(n == 12);
 }
+
+TEST_CASE("import: host time between ProfilerStep spans is the profiler's, left out", "[import]") {
+    // prof.step() closes ProfilerStep#N and opens #N+1 inside itself: what lies between the two
+    // spans is the profiler's own work. Open tiny.json's step 1 (at 500 us) 5 us later.
+    KinetoTrace t = read_kineto_trace(trace_path("tiny.json"));
+    REQUIRE(t.steps.size() == 2);
+    t.steps[1].start += 5'000;
+    Workload w = build_workload(t);
+    CHECK(w.between_steps == 5'000);
+    REQUIRE(w.repeat);
+    // Step 1's first host work was python 500..510; 500..505 is left out, 505..510 stays.
+    CHECK(w.threads[0].steps[0][0].duration == (10'000 + 5'000) / 2);  // the median over the two steps
+    EmitOptions eo;
+    CHECK_THAT(write_scenario(w, eo), Contains("# Left out: 5us of host time between the ProfilerStep spans"));
+    // Under 1 us it is the rounding of microsecond timestamps: nothing is left out.
+    KinetoTrace r = read_kineto_trace(trace_path("tiny.json"));
+    r.steps[1].start += 999;
+    CHECK(build_workload(r).between_steps == 0);
+}
