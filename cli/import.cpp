@@ -27,8 +27,7 @@ int import_main(const std::vector<std::string>& args) {
     d.add_options()("help,h", "show this help")
         ("output,o", po::value(&out), "write the scenario here (default: stdout)")
         ("hardware", po::value(&hardware), "hardware profile of the scenario (default: from the trace's device name; h200)")
-        ("legacy-stream", po::value(&legacy)->default_value(legacy), "the trace's stream id of the legacy default stream")
-        ("loader-workers-draft", "DRAFT, not loadable yet: also write the loader_workers knob (host queues, which the scenario format does not have yet)");
+        ("legacy-stream", po::value(&legacy)->default_value(legacy), "the trace's stream id of the legacy default stream");
     po::options_description all;
     all.add(d).add_options()("trace", po::value(&trace));
     po::positional_options_description pos;
@@ -62,19 +61,16 @@ int import_main(const std::vector<std::string>& args) {
 
     import::EmitOptions eo;
     eo.source = trace;
-    eo.loader_workers_draft = vm.count("loader-workers-draft") > 0;
     const HwProfile prof = load_profile(w.profile, SourceLoc{trace});
     eo.pin_bandwidth = prof.pageable_h2d_warm_bw;
     eo.pin_bandwidth_from = "host.pageable_h2d_warm_bandwidth of " + w.profile + " at import time";
     const std::string yaml = import::write_scenario(w, eo);
 
-    // The file must load as it is written (the draft knob needs host queues, which do not exist yet).
-    if (!eo.loader_workers_draft) {
-        try {
-            load_scenario_text(yaml, out.empty() ? "<imported>" : out);
-        } catch (const InputError& e) {
-            throw std::runtime_error(std::string("the imported scenario does not load: ") + e.what());
-        }
+    // The file must load as it is written.
+    try {
+        load_scenario_text(yaml, out.empty() ? "<imported>" : out);
+    } catch (const InputError& e) {
+        throw std::runtime_error(std::string("the imported scenario does not load: ") + e.what());
     }
     if (out.empty()) {
         std::cout << yaml;

@@ -65,7 +65,7 @@ public:
                 }
             }
         graph_ = w_.capturable;
-        loader_ = loader_ && o_.loader_workers_draft && w_.repeat;
+        loader_ = loader_ && w_.repeat;
     }
 
     std::string run() {
@@ -155,9 +155,14 @@ private:
         else
             out_ << "#   (cuda_graph: " << w_.capture_reason << ")\n";
         if (loader_)
-            out_ << "#   loader_workers, prefetch_factor: DRAFT, needs host queues in the scenario format (docs/import.md)\n";
+            out_ << "#   loader_workers  N > 0: the DataLoader's work (each step's __next__ host work) moves to the thread\n"
+                    "#               array loader[0..N-1] (worker w makes batches w, w + N, ...) feeding the main thread\n"
+                    "#               through the queue batches of prefetch_factor * N; each worker's first prefetch_factor\n"
+                    "#               batches are ready when the window opens (persistent workers)\n";
+        else if (w_.repeat)
+            out_ << "#   (loader_workers: no single-process DataLoader work in the trace)\n";
         else
-            out_ << "#   (loader_workers: not yet; it needs host queues in the scenario format, docs/import.md)\n";
+            out_ << "#   (loader_workers: the steps are not one repeated body)\n";
     }
 
     void params() {
@@ -340,7 +345,7 @@ private:
             out_ << "    []\n";
     }
 
-    // DRAFT (EmitOptions::loader_workers_draft): a thread array of loader_workers workers (at
+    // loader_workers: a thread array of loader_workers workers (at
     // least one thread, idle without workers) takes the DataLoader's work off the main thread;
     // worker w produces batches w, w + N, w + 2N, ... of the window into the bounded queue
     // `batches`, each one the step's DataLoader host work, and its first prefetch_factor

@@ -13,10 +13,6 @@ struct EmitOptions {
     std::string source;            // the trace as the user named it (the header says it)
     uint64_t pin_bandwidth = 0;    // bytes/s of a host copy into pinned memory (pin_memory's cost); 0: none
     std::string pin_bandwidth_from;  // where that figure comes from, for the header
-    // Not yet: the DataLoader's host work on N loader threads feeding the main thread through a
-    // bounded host queue. The scenario format's `queues:` / `put:` / `get:` are still being
-    // added; with this set the file declares them and will not load until they exist.
-    bool loader_workers_draft = false;
 };
 
 std::string write_scenario(const Workload& w, const EmitOptions& o);

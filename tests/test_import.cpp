@@ -505,3 +505,58 @@ TEST_CASE("import: host time between ProfilerStep spans is the profiler's, left 
     r.steps[1].start += 999;
     CHECK(build_workload(r).between_steps == 0);
 }
+
+TEST_CASE("import: loader_workers, by a hand-derived timeline", "[import]") {
+    // tiny_loader.json is tiny.json with a 400 us DataLoader __next__ (make_traces.py
+    // tiny(loader=400)). On the round machine (kRound, queue and thread costs zero) a step
+    // without the loader's work is tiny's 358.8576 - 100 = 258.8576 us, its get at +10 us
+    // (after the first python 10); the tail (device sync 1 + python 10) is 11 us.
+    auto replay = [](std::vector<std::pair<std::string, std::string>> knobs) {
+        std::vector<std::pair<std::string, std::string>> sets = kRound;
+        for (const char* k : {"hardware.host.queue_put_cost", "hardware.host.queue_get_cost", "hardware.host.queue_wakeup",
+                              "hardware.host.thread_start"})
+            sets.push_back({k, "0us"});
+        for (auto& k : knobs) sets.push_back(k);
+        LoadOptions lo;
+        lo.sets = sets;
+        Replay r{load_scenario_text(scenario_of("tiny_loader.json"), "tiny_loader.yaml", lo), {}};
+        r.tl = simulate(r.sc.program, r.sc.profile);
+        return r;
+    };
+    const std::string y = scenario_of("tiny_loader.json");
+    CHECK_THAT(y, Contains("\n  loader_workers: 0\n  prefetch_factor: 2\n"));
+    CHECK_THAT(y, Contains("queues:\n  batches: {capacity: "));
+    CHECK_THAT(y, Contains("  loader:                # loader_workers"));
+    // As traced: 4 steps of 258.8576 + 400 = 658.8576, + 11 = 2646.4304.
+    CHECK(us_text(replay({{"steps", "4"}}).tl.end_to_end) == "2646.430400us");
+    // 2 workers, 4 steps: each worker's 2 batches are among the first prefetch_factor = 2, ready
+    // at the start: no get waits, 4 x 258.8576 + 11 = 1046.4304.
+    CHECK(us_text(replay({{"steps", "4"}, {"loader_workers", "2"}}).tl.end_to_end) == "1046.430400us");
+    SECTION("one worker: its third and fourth batches cost 400 us each") {
+        // The worker puts batches 0, 1 at 0, makes batch 2 in 0..400 and batch 3 in 400..800.
+        // Main: step 0 gets at 10, ends 258.8576; step 1 gets at 268.8576, ends 517.7152; step 2
+        // gets at 527.7152 (batch 2 is there since 400), ends 776.5728; step 3's get at 786.5728
+        // waits for batch 3 until 800, then 248.8576 more: 1048.8576; the tail: 1059.8576.
+        Replay r = replay({{"steps", "4"}, {"loader_workers", "1"}});
+        CHECK(us_text(r.nth(OpKind::QueueGet, 3).host_start) == "786.572800us");
+        CHECK(us_text(r.nth(OpKind::QueueGet, 3).host_end) == "800.000000us");
+        CHECK(us_text(r.tl.end_to_end) == "1059.857600us");
+    }
+    SECTION("one worker, prefetch_factor 1: a queue of one, every batch but the first costs 400 us") {
+        // Batch 0 at 0; batch k at 400k. Step 0 ends 258.8576; step 1's get (268.8576) waits until
+        // 400: ends 648.8576; step 2's get (658.8576) until 800: 1048.8576; step 3's (1058.8576)
+        // until 1200: 1448.8576; the tail: 1459.8576.
+        Replay r = replay({{"steps", "4"}, {"loader_workers", "1"}, {"prefetch_factor", "1"}});
+        CHECK(us_text(r.tl.end_to_end) == "1459.857600us");
+    }
+    SECTION("with workers, pin_memory pins on the loader's thread, not on main") {
+        Replay r = replay({{"loader_workers", "1"}, {"pin_memory", "true"}});
+        size_t pins = 0;
+        for (uint32_t i : r.sc.program.threads[0].ops) pins += r.sc.program.label(r.sc.program.ops[i]) == "pin_memory";
+        CHECK(pins == 0);
+        Replay alone = replay({{"pin_memory", "true"}});
+        size_t pins_alone = 0;
+        for (uint32_t i : alone.sc.program.threads[0].ops) pins_alone += alone.sc.program.label(alone.sc.program.ops[i]) == "pin_memory";
+        CHECK(pins_alone == 2);  // one per step
+    }
+}

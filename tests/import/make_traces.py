@@ -356,19 +356,22 @@ def offload(path, steps=3, layers=3):
     t.write(path, [(MAIN, "thread %d (python3)" % MAIN), (AUTOGRAD, "thread %d (pt_autograd_0)" % AUTOGRAD)])
 
 
-def tiny(path):
+def tiny(path, loader=100.0):
     """Two identical steps with round timestamps, for the hand-derived timelines of
-    tests/test_import.cpp: a single-process DataLoader (100 us), a blocking pageable upload of
-    1 MiB (cudaMemcpyAsync + the stream sync PyTorch adds, inside aten::to / aten::copy_), one
+    tests/test_import.cpp: a single-process DataLoader (`loader` us), a blocking pageable upload
+    of 1 MiB (cudaMemcpyAsync + the stream sync PyTorch adds, inside aten::to / aten::copy_), one
     kernel (50 us), loss.item() (a 4-byte pageable readback + stream sync); the last step ends
-    with torch.cuda.synchronize(). Step k spans [100 + 400k, 500 + 400k] us (the last one
-    [500, 920])."""
+    with torch.cuda.synchronize(). With the default loader, step k spans [100 + 400k, 500 + 400k]
+    us (the last one [500, 920]); a longer loader shifts everything after it."""
     t = Trace()
+    d = loader - 100.0
+
     def call(name, ts, dur, cbid):
         return t._call(name, MAIN, ts, dur, cbid, True)
     for k in range(2):
-        s0 = 100.0 + 400.0 * k
-        t.span("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", MAIN, s0 + 10, 100.0)
+        s0 = 100.0 + (400.0 + d) * k
+        t.span("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", MAIN, s0 + 10, loader)
+        s0 += d
         t.span("cpu_op", "aten::to", MAIN, s0 + 120, 80.0)
         t.span("cpu_op", "aten::copy_", MAIN, s0 + 121, 78.0)
         c = call("cudaMemcpyAsync", s0 + 125, 60.0, 41)
@@ -385,7 +388,7 @@ def tiny(path):
         call("cudaStreamSynchronize", s0 + 311, 69.0, 131)
         if k == 1:
             call("cudaDeviceSynchronize", s0 + 400, 10.0, 165)
-        t.step(MAIN, 3 + k, s0, s0 + (420.0 if k == 1 else 400.0))
+        t.step(MAIN, 3 + k, s0 - d, s0 + (420.0 if k == 1 else 400.0))
     t.write(path, [(MAIN, "thread %d (python3)" % MAIN)])
 
 
@@ -455,6 +458,7 @@ if __name__ == "__main__":
     infer(os.path.join(out, "infer_graph.json"), graph=True)
     offload(os.path.join(out, "offload.json"))
     tiny(os.path.join(out, "tiny.json"))
+    tiny(os.path.join(out, "tiny_loader.json"), loader=400.0)
     with open(os.path.join(out, "infer_graph.json"), "rb") as f:  # the importer reads gzip too
         gz = gzip.compress(f.read(), mtime=0)
     with open(os.path.join(out, "infer_graph.json.gz"), "wb") as f:
