@@ -22,5 +22,6 @@ int calc_main(const std::vector<std::string>& args);   // hetsim calc stage|over
 int sweep_main(const std::vector<std::string>& args); int sweep_merge_main(const std::vector<std::string>& args);  // hetsim sweep FILE --vary ..., hetsim sweep-merge SHARDS...
 int compare_main(const std::vector<std::string>& args); // hetsim compare SCENARIO MEASURED.json
 int calibrate_main(const std::vector<std::string>& args); // hetsim calibrate MICROBENCH.json ... -o OUT.yaml
+int import_main(const std::vector<std::string>& args);  // hetsim import TRACE.json [-o workload.yaml]
 
 }  // namespace hetsim::cli

@@ -7,6 +7,8 @@
 
 #include "cli/commands.hpp"
 #include "frontend/scenario.hpp"
+#include "import/kineto_trace.hpp"
+#include "import/measured.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/compare.hpp"
 #include "report/html_report.hpp"
@@ -22,7 +24,7 @@ namespace hetsim::cli {
 
 namespace {
 
-const char* kCompareUsage = "usage: hetsim compare SCENARIO.yaml MEASURED.json [options]";
+const char* kCompareUsage = "usage: hetsim compare SCENARIO.yaml MEASURED.json [options]  (MEASURED: hetsim-runner output, or the PyTorch profiler trace SCENARIO was imported from)";
 
 struct CompareArgs {
     std::string scenario, measured, format = "text", trace, svg, html, max_memory;
@@ -31,6 +33,24 @@ struct CompareArgs {
     double max_error = -1;  // < 0: no check
     int top = 10;
 };
+
+nlohmann::json steps_json(const std::vector<import::StepError>& steps) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const import::StepError& e : steps)
+        a.push_back({{"step", e.number}, {"measured_ns", report::ns_value(e.measured)}, {"simulated_ns", report::ns_value(e.simulated)},
+                     {"error_pct", e.error_pct}});
+    return a;
+}
+
+void write_steps_text(std::ostream& os, const std::vector<import::StepError>& steps) {
+    os << "\nper profiler step (simulated: from the step's first op on main to the next step's):\n";
+    for (const import::StepError& e : steps) {
+        char line[160];
+        std::snprintf(line, sizeof line, "  ProfilerStep#%lld   measured %s   simulated %s   error %+.2f%%\n", static_cast<long long>(e.number),
+                      report::format_time(e.measured).c_str(), report::format_time(e.simulated).c_str(), e.error_pct);
+        os << line;
+    }
+}
 
 }  // namespace
 
@@ -81,9 +101,20 @@ int compare_main(const std::vector<std::string>& args) {
     LoadOptions lo = load_options(a.sets, a.max_ops, a.max_memory);
     lo.run_bytes_per_op = kJsonRunBytesPerOp;  // the measured timeline is a JSON document of every op
     Scenario sc = load_scenario(a.scenario, lo);
-    report::Measured m = report::read_measured(a.measured, sc.program);
+    // A PyTorch profiler (Kineto) trace is read as the measured timeline of the scenario
+    // `hetsim import` made from it, with per-step errors (import/measured.hpp).
+    const bool kineto = import::looks_like_kineto(a.measured);
+    import::MeasuredTrace kt;
+    report::Measured m;
+    if (kineto) {
+        kt = import::read_kineto_measured(a.measured, sc.program);
+        m.timeline = kt.timeline;
+    } else {
+        m = report::read_measured(a.measured, sc.program);
+    }
     const Timeline& measured = m.timeline;
     Timeline simulated = simulate(sc.program, sc.profile);
+    const std::vector<import::StepError> steps = kineto ? import::step_errors(kt, simulated) : std::vector<import::StepError>{};
     report::Comparison c =
         report::compare_timelines(sc.program, simulated, measured, static_cast<size_t>(a.top), m.uninstrumented);
 
@@ -104,10 +135,14 @@ int compare_main(const std::vector<std::string>& args) {
         report::write_file_atomic(a.html, report::to_string_with([&](std::ostream& o) {
             report::write_html_comparison(o, sc.program, simulated, measured, c, sc.name, a.scenario, a.measured);
         }));
-    if (a.format == "json")
-        std::cout << report::dump_json(report::comparison_to_json(sc.program, c, a.scenario, a.measured)) << "\n";
-    else
+    if (a.format == "json") {
+        nlohmann::json j = report::comparison_to_json(sc.program, c, a.scenario, a.measured);
+        if (kineto) j["steps"] = steps_json(steps);
+        std::cout << report::dump_json(j) << "\n";
+    } else {
         report::write_comparison_text(std::cout, sc.program, c, a.scenario, a.measured);
+        if (kineto) write_steps_text(std::cout, steps);
+    }
 
     if (a.max_error >= 0 && std::fabs(c.error_pct) > a.max_error) {
         char msg[160];

@@ -17,7 +17,8 @@ const char* kUsage =
     "  run FILE        simulate a scenario: summary, --format json, --trace, --csv\n"
     "  graph FILE      print the scenario's dependency graph as Graphviz DOT\n"
     "  lower FILE      write the lowered program (JSON) that the GPU runner executes\n"
-    "  compare FILE M  simulate FILE and compare with M, a measured timeline (hetsim-runner)\n"
+    "  compare FILE M  simulate FILE and compare with M, a measured timeline (hetsim-runner or a Kineto trace)\n"
+    "  import TRACE    a PyTorch profiler (Kineto) trace as a scenario with what-if knobs (-o FILE)\n"
     "  validate DIR... prediction error against committed GPU measurements\n"
     "  calc NAME       the seed calculators: stage, overlap, offload, evidence\n"
     "  calibrate M...  fit a hardware profile from hetsim-microbench samples (-o OUT.yaml)\n"
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
         if (cmd == "sweep" || cmd == "sweep-merge") return cmd == "sweep" ? hetsim::cli::sweep_main(rest) : hetsim::cli::sweep_merge_main(rest);
         if (cmd == "compare") return hetsim::cli::compare_main(rest);
         if (cmd == "calibrate") return hetsim::cli::calibrate_main(rest);
+        if (cmd == "import") return hetsim::cli::import_main(rest);
         std::cerr << "hetsim: error: unknown command '" << cmd << "'\n" << kUsage;
         return 2;
     } catch (const hetsim::InputError& e) {

@@ -6,6 +6,7 @@
 //   tests/bad/programs/NN_name.json     lowered programs: the program reader (core/program_json.hpp), which both
 //                                       hetsim and hetsim-runner use; the runner prints the line after
 //                                       "hetsim-runner: " and exits 2 (validation/runner/check_bad.cmake)
+//   tests/bad/import/NN_name.json       profiler traces: hetsim import FILE -o OUT (OUT never written)
 // Also the command-line errors of `hetsim run` (--set, --format, missing files).
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
@@ -85,6 +86,7 @@ const Part kParts[] = {
      [](const std::string& f, const std::string&) { return "compare tests/bad/measured/scenario.yaml " + f; }},
     {"microbench", ".json", 12,
      [](const std::string& f, const std::string& out) { return "calibrate " + f + " -o '" + out + "'"; }},
+    {"import", ".json", 12, [](const std::string& f, const std::string& out) { return "import " + f + " -o '" + out + "'"; }},
 };
 
 }  // namespace

@@ -1,0 +1,87 @@
+// `hetsim import TRACE.json [-o workload.yaml]`: a PyTorch profiler (Kineto) trace as a hetsim
+// scenario with what-if knobs (docs/import.md).
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "frontend/profile_loader.hpp"
+#include "frontend/scenario.hpp"
+#include "import/emit.hpp"
+#include "import/kineto_trace.hpp"
+#include "import/workload.hpp"
+#include "report/output_file.hpp"
+#include "core/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace hetsim::cli {
+
+namespace {
+const char* kImportUsage = "usage: hetsim import TRACE.json[.gz] [-o workload.yaml] [options]";
+}
+
+int import_main(const std::vector<std::string>& args) {
+    std::string trace, out, hardware;
+    int64_t legacy = 7;
+    po::options_description d("import options");
+    d.add_options()("help,h", "show this help")
+        ("output,o", po::value(&out), "write the scenario here (default: stdout)")
+        ("hardware", po::value(&hardware), "hardware profile of the scenario (default: from the trace's device name; h200)")
+        ("legacy-stream", po::value(&legacy)->default_value(legacy), "the trace's stream id of the legacy default stream");
+    po::options_description all;
+    all.add(d).add_options()("trace", po::value(&trace));
+    po::positional_options_description pos;
+    pos.add("trace", 1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "hetsim: error: " << e.what() << " (" << kImportUsage << "; --help lists the options)\n";
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << kImportUsage << "\n"
+                  << "Reads a torch.profiler Chrome trace (export_chrome_trace) and writes a scenario that replays its\n"
+                     "profiled steps: measured kernels, copies and host work; modelled CUDA call costs; what-if params.\n"
+                  << "exit status: 0 written, 2 bad input\n"
+                  << d;
+        return 0;
+    }
+    if (trace.empty()) {
+        std::cerr << "hetsim: error: no trace file given (" << kImportUsage << ")\n";
+        return 2;
+    }
+    import::ImportOptions io;
+    io.profile = hardware;
+    io.legacy_stream = legacy;
+    if (!hardware.empty()) load_profile(hardware, SourceLoc{"--hardware " + hardware});  // a bad name is bad input here
+    const import::KinetoTrace t = import::read_kineto_trace(trace);
+    const import::Workload w = import::build_workload(t, io);
+
+    import::EmitOptions eo;
+    eo.source = trace;
+    const HwProfile prof = load_profile(w.profile, SourceLoc{trace});
+    eo.pin_bandwidth = prof.pageable_h2d_warm_bw;
+    eo.pin_bandwidth_from = "host.pageable_h2d_warm_bandwidth of " + w.profile + " at import time";
+    const std::string yaml = import::write_scenario(w, eo);
+
+    // The file must load as it is written.
+    try {
+        load_scenario_text(yaml, out.empty() ? "<imported>" : out);
+    } catch (const InputError& e) {
+        throw std::runtime_error(std::string("the imported scenario does not load: ") + e.what());
+    }
+    if (out.empty()) {
+        std::cout << yaml;
+    } else {
+        report::write_file_atomic(out, yaml);
+        size_t ops = 0;
+        for (size_t k = 0; k < w.threads.size(); ++k) ops += w.repeat ? w.body_len[k] : 0;
+        std::cerr << "hetsim import: wrote " << out << ": " << w.steps << " steps" << (w.repeat ? " (one repeated body of " + std::to_string(ops) + " ops)" : " (flat)")
+                  << ", " << w.threads.size() << " host thread" << (w.threads.size() == 1 ? "" : "s") << "\n";
+    }
+    return 0;
+}
+
+}  // namespace hetsim::cli

@@ -1,0 +1,25 @@
+// A workload (import/workload.hpp) written as a hetsim scenario: YAML text that the frontend
+// loads, with a header that says what was measured and what is modelled, `steps` recorded, and
+// the what-if knobs as params whose `if:` blocks apply each transform (docs/import.md).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "import/workload.hpp"
+
+namespace hetsim::import {
+
+struct EmitOptions {
+    std::string source;            // the trace as the user named it (the header says it)
+    uint64_t pin_bandwidth = 0;    // bytes/s of a host copy into pinned memory (pin_memory's cost); 0: none
+    std::string pin_bandwidth_from;  // where that figure comes from, for the header
+};
+
+std::string write_scenario(const Workload& w, const EmitOptions& o);
+
+// "12.345us", "30.123456ms", "850ns": exact, in the unit that reads best.
+std::string format_ns(int64_t ns);
+// "3MiB", "4KiB", "3145729B": exact.
+std::string format_size(uint64_t bytes);
+
+}  // namespace hetsim::import

@@ -1,0 +1,340 @@
+#include "import/kineto_trace.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "report/json_input.hpp"
+
+namespace hetsim::import {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kWhat =
+    "a PyTorch profiler trace (torch.profiler export_chrome_trace: Kineto JSON with \"traceEvents\")";
+
+bool gzip_magic(const std::string& s) {
+    return s.size() >= 2 && static_cast<unsigned char>(s[0]) == 0x1f && static_cast<unsigned char>(s[1]) == 0x8b;
+}
+
+std::string read_bytes(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw InputError(SourceLoc{path}, std::string("is a directory; it should be ") + kWhat);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(SourceLoc{path}, std::string("cannot read the file (") + std::strerror(errno) + "); it should be " + kWhat);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The whole of a gzip (or concatenated gzip) stream; a truncated or corrupt one is bad input.
+std::string gunzip(const std::string& data, const std::string& file) {
+    z_stream zs{};
+    if (inflateInit2(&zs, 15 + 32) != Z_OK) throw InputError(SourceLoc{file}, "cannot start zlib to read the gzip file");
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    zs.avail_in = static_cast<uInt>(data.size());
+    std::string out;
+    char buf[1 << 16];
+    int rc = Z_OK;
+    while (true) {
+        zs.next_out = reinterpret_cast<Bytef*>(buf);
+        zs.avail_out = sizeof buf;
+        rc = inflate(&zs, Z_NO_FLUSH);
+        out.append(buf, sizeof buf - zs.avail_out);
+        if (rc == Z_STREAM_END) {
+            if (zs.avail_in == 0) break;
+            inflateReset(&zs);  // another gzip member follows
+            continue;
+        }
+        if (rc != Z_OK) break;
+        if (zs.avail_in == 0 && zs.avail_out != 0) break;  // input used up mid-stream
+    }
+    const bool ended = rc == Z_STREAM_END;
+    inflateEnd(&zs);
+    if (!ended)
+        throw InputError(SourceLoc{file}, "the gzip data is truncated or corrupt (zlib: " + std::string(zs.msg ? zs.msg : "unexpected end") +
+                                              "); it should be " + kWhat);
+    return out;
+}
+
+SourceLoc loc_at(const std::string& file, const std::string& text, size_t off) {
+    SourceLoc l{file, 1, 1};
+    for (size_t i = 0; i < off && i < text.size(); ++i) {
+        if (text[i] == '\n') ++l.line, l.col = 1;
+        else ++l.col;
+    }
+    return l;
+}
+
+json parse_json(const std::string& text, const std::string& file) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw InputError(SourceLoc{file, 1, 1}, std::string("the file is empty; it should be ") + kWhat);
+    try {
+        return json::parse(text);
+    } catch (const json::parse_error& e) {
+        const size_t off = e.byte > 0 ? e.byte - 1 : 0;
+        std::string why = e.what();
+        if (auto p = why.find("column "); p != std::string::npos)
+            if (auto q = why.find(": ", p); q != std::string::npos) why = why.substr(q + 2);
+        std::string clean;
+        for (unsigned char c : why) clean += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+        const bool truncated = off + 1 >= text.size() || clean.find("end of input") != std::string::npos;
+        throw InputError(loc_at(file, text, off),
+                         truncated ? "the JSON ends early: the trace is truncated (was the profiler's export cut off?); it should be " +
+                                         std::string(kWhat)
+                                   : "not valid JSON: " + clean + " (the file should be " + kWhat + ")");
+    } catch (const json::exception& e) {
+        throw InputError(SourceLoc{file}, std::string("not valid JSON: ") + e.what() + " (the file should be " + kWhat + ")");
+    }
+}
+
+class Reader {
+public:
+    Reader(const std::string& file, const std::string& text) : file_(file), text_(text) {}
+    [[noreturn]] void fail(const std::string& what, const report::JsonPath& at) const {
+        throw InputError(report::json_loc(file_, text_, at), what);
+    }
+    // A number (or a numeric string, as some exporters write ts) at e[key]; false when absent.
+    bool number(const json& e, const char* key, double& out, const report::JsonPath& at) const {
+        auto it = e.find(key);
+        if (it == e.end() || it->is_null()) return false;
+        if (it->is_number()) {
+            out = it->get<double>();
+        } else if (it->is_string()) {
+            const std::string& s = it->get_ref<const std::string&>();
+            char* end = nullptr;
+            errno = 0;
+            out = std::strtod(s.c_str(), &end);
+            if (s.empty() || *end != '\0' || errno != 0) fail(std::string("\"") + key + "\" must be a number, got " + it->dump(), with(at, key));
+        } else {  // (a time in microseconds, a count or an id)
+            fail(std::string("\"") + key + "\" must be a number, got " + it->dump(), with(at, key));
+        }
+        if (!std::isfinite(out) || std::fabs(out) > 9e15) fail(std::string("\"") + key + "\" is out of range: " + it->dump(), with(at, key));
+        return true;
+    }
+    // A time in microseconds -> ns.
+    int64_t time_ns(const json& e, const char* key, const report::JsonPath& at, bool required) const {
+        double us = 0;
+        if (!number(e, key, us, at)) {
+            if (required) fail(std::string("a complete (\"ph\": \"X\") event needs \"") + key + "\" (microseconds)", at);
+            return 0;
+        }
+        return std::llround(us * 1000.0);
+    }
+    int64_t integer(const json& args, const char* key, int64_t dflt, const report::JsonPath& at) const {
+        double v = 0;
+        if (!number(args, key, v, at)) return dflt;
+        return static_cast<int64_t>(std::llround(v));
+    }
+    static report::JsonPath with(report::JsonPath p, const char* key) {
+        p.emplace_back(std::string(key));
+        return p;
+    }
+
+private:
+    std::string file_;
+    const std::string& text_;
+};
+
+// pid/tid: numbers (or numeric strings); false for the named rows ("Spans", "Traces", "").
+bool id_of(const json& v, int64_t& out) {
+    if (v.is_number_integer()) return out = v.get<int64_t>(), true;
+    if (v.is_number()) return out = static_cast<int64_t>(std::llround(v.get<double>())), true;
+    if (v.is_string()) {
+        const std::string& s = v.get_ref<const std::string&>();
+        char* end = nullptr;
+        long long x = std::strtoll(s.c_str(), &end, 10);
+        if (!s.empty() && *end == '\0') return out = x, true;
+    }
+    return false;
+}
+
+uint64_t product3(const json& v) {
+    if (v.is_number()) return static_cast<uint64_t>(std::max<int64_t>(1, v.get<int64_t>()));
+    if (!v.is_array()) return 1;
+    uint64_t p = 1;
+    for (const json& x : v)
+        if (x.is_number()) p *= static_cast<uint64_t>(std::max<int64_t>(1, x.get<int64_t>()));
+    return p;
+}
+
+bool mem_kind(const std::string& s, MemKind& out) {
+    if (s == "Pageable") return out = MemKind::Pageable, true;
+    if (s == "Pinned") return out = MemKind::Pinned, true;
+    if (s == "Managed") return out = MemKind::Managed, true;
+    if (s == "Device" || s == "Array") return out = MemKind::Device, true;
+    return false;
+}
+
+// "Memcpy HtoD (Pageable -> Device)": direction and the host side's memory kind.
+void parse_memcpy_name(GpuActivity& g) {
+    const std::string& n = g.name;
+    g.dir = CopyDir::D2D;
+    g.host_mem = MemKind::Device;
+    if (n.find("HtoD") != std::string::npos) g.dir = CopyDir::H2D;
+    else if (n.find("DtoH") != std::string::npos) g.dir = CopyDir::D2H;
+    else if (n.find("HtoH") != std::string::npos) g.host_to_host = true;
+    size_t lp = n.find('('), arrow = n.find(" -> "), rp = n.rfind(')');
+    MemKind src = MemKind::Device, dst = MemKind::Device;
+    bool have = false;
+    if (lp != std::string::npos && arrow != std::string::npos && rp != std::string::npos && lp < arrow && arrow < rp)
+        have = mem_kind(n.substr(lp + 1, arrow - lp - 1), src) & mem_kind(n.substr(arrow + 4, rp - arrow - 4), dst);
+    if (g.dir == CopyDir::H2D) g.host_mem = have ? src : MemKind::Pageable;
+    if (g.dir == CopyDir::D2H) g.host_mem = have ? dst : MemKind::Pageable;
+    if (g.host_mem == MemKind::Device && g.dir != CopyDir::D2D) g.host_mem = MemKind::Pageable;  // "Unknown" host side
+}
+
+}  // namespace
+
+KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file) {
+    const json doc = parse_json(text, file);
+    Reader rd(file, text);
+    using P = report::JsonPath;
+    if (!doc.is_object()) {
+        if (doc.is_array())
+            rd.fail("a bare list of trace events, not what PyTorch's export_chrome_trace writes: expected a JSON object with "
+                    "\"traceEvents\" (a Kineto trace)",
+                    P{});
+        rd.fail(std::string("expected ") + kWhat + ", got a JSON " + doc.type_name(), P{});
+    }
+    if (doc.contains("schema") && doc["schema"] == "hetsim.measured")
+        rd.fail(std::string("this is a measured timeline from hetsim-runner (\"schema\": \"hetsim.measured\"), not ") + kWhat, P{"schema"});
+    if (!doc.contains("traceEvents") || !doc["traceEvents"].is_array())
+        rd.fail(std::string("no \"traceEvents\" array: not ") + kWhat, doc.contains("traceEvents") ? P{"traceEvents"} : P{});
+    const json& evs = doc["traceEvents"];
+
+    KinetoTrace t;
+    t.file = file;
+    t.events = evs.size();
+    std::set<int64_t> devices;
+    size_t kineto_events = 0;
+    int64_t first_device_event = -1;
+    for (size_t k = 0; k < evs.size(); ++k) {
+        const json& e = evs[k];
+        if (!e.is_object()) continue;
+        auto ph = e.find("ph"), cat = e.find("cat");
+        if (ph == e.end() || !ph->is_string() || *ph != "X" || cat == e.end() || !cat->is_string()) continue;
+        const std::string& c = cat->get_ref<const std::string&>();
+        const bool span = c == "cpu_op" || c == "user_annotation";
+        const bool call = c == "cuda_runtime" || c == "cuda_driver";
+        const bool gpu = c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset";
+        if (!span && !call && !gpu) continue;
+        ++kineto_events;
+        const P at{"traceEvents", k};
+        const int64_t ts = rd.time_ns(e, "ts", at, true);
+        const int64_t dur = std::max<int64_t>(0, rd.time_ns(e, "dur", at, false));
+        std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : std::string();
+        static const json kEmpty = json::object();
+        const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : kEmpty;
+        const P args_at = Reader::with(at, "args");
+        int64_t pid = 0, tid = 0;
+        const bool has_ids = e.contains("pid") && e.contains("tid") && id_of(e["pid"], pid) && id_of(e["tid"], tid);
+        if (span || call) {
+            if (!has_ids) rd.fail("a " + c + " event needs numeric \"pid\" and \"tid\" (its host process and thread)", at);
+            if (span) {
+                t.spans[{pid, tid}].push_back(CpuSpan{ts, ts + dur, name, c == "user_annotation"});
+                if (name.rfind("ProfilerStep#", 0) == 0) {
+                    char* end = nullptr;
+                    long long n = std::strtoll(name.c_str() + 13, &end, 10);
+                    if (end && *end == '\0' && end != name.c_str() + 13) t.steps.push_back(ProfilerStep{n, ts, ts + dur, {pid, tid}});
+                }
+            } else {
+                ApiCall a{name, ts, ts + dur, rd.integer(args, "correlation", -1, args_at), {pid, tid}, c == "cuda_driver"};
+                t.calls.push_back(std::move(a));
+            }
+            continue;
+        }
+        GpuActivity g;
+        g.kind = c == "kernel" ? GpuKind::Kernel : c == "gpu_memcpy" ? GpuKind::Memcpy : GpuKind::Memset;
+        g.name = name;
+        g.start = ts;
+        g.end = ts + dur;
+        g.correlation = rd.integer(args, "correlation", -1, args_at);
+        if (g.correlation < 0)
+            rd.fail("a " + c + " event without \"args\": {\"correlation\": ...}: it cannot be matched to the CUDA call that issued it", at);
+        g.device = rd.integer(args, "device", has_ids ? pid : 0, args_at);
+        g.stream = rd.integer(args, "stream", has_ids ? tid : 0, args_at);
+        if (g.kind == GpuKind::Kernel) {
+            if (args.contains("grid")) g.grid = product3(args["grid"]);
+            if (args.contains("block")) g.block = product3(args["block"]);
+            g.registers = static_cast<uint64_t>(std::max<int64_t>(0, rd.integer(args, "registers per thread", 0, args_at)));
+            g.shared_memory = static_cast<uint64_t>(std::max<int64_t>(0, rd.integer(args, "shared memory", 0, args_at)));
+        } else {
+            g.bytes = static_cast<uint64_t>(std::max<int64_t>(0, rd.integer(args, "bytes", 0, args_at)));
+            if (g.kind == GpuKind::Memcpy) parse_memcpy_name(g);
+        }
+        if (devices.insert(g.device).second && devices.size() > 1) {
+            std::string list;
+            for (int64_t d : devices) list += (list.empty() ? "" : ", ") + std::to_string(d);
+            rd.fail("GPU activity on several devices (" + list + ", the first at traceEvents[" + std::to_string(first_device_event) +
+                        "]): hetsim predicts one process on one GPU; profile a single device (CUDA_VISIBLE_DEVICES)",
+                    at);
+        }
+        if (first_device_event < 0) first_device_event = static_cast<int64_t>(k);
+        t.gpu.push_back(std::move(g));
+    }
+    if (kineto_events == 0)
+        rd.fail("not a PyTorch profiler (Kineto) trace: none of its " + std::to_string(evs.size()) +
+                    " trace events is a cpu_op, user_annotation, cuda_runtime, kernel, gpu_memcpy or gpu_memset event",
+                P{"traceEvents"});
+    if (t.calls.empty())
+        rd.fail("the trace has no CUDA runtime calls (cuda_runtime events): profile with "
+                "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
+                P{"traceEvents"});
+    if (t.gpu.empty())
+        rd.fail("the trace has no GPU activity (kernel, gpu_memcpy or gpu_memset events): profile with "
+                "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] on a CUDA device",
+                P{"traceEvents"});
+    t.device = *devices.begin();
+    if (doc.contains("deviceProperties") && doc["deviceProperties"].is_array())
+        for (const json& d : doc["deviceProperties"])
+            if (d.is_object() && d.contains("id") && d["id"].is_number() && d["id"].get<int64_t>() == t.device && d.contains("name") &&
+                d["name"].is_string())
+                t.device_name = d["name"].get<std::string>();
+
+    // One call per correlation id: a runtime call and the driver call inside it share theirs.
+    std::stable_sort(t.calls.begin(), t.calls.end(), [](const ApiCall& a, const ApiCall& b) {
+        return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    std::set<int64_t> seen;
+    std::vector<ApiCall> calls;
+    for (ApiCall& a : t.calls)
+        if (a.correlation < 0 || seen.insert(a.correlation).second) calls.push_back(std::move(a));
+    t.calls = std::move(calls);
+    std::stable_sort(t.gpu.begin(), t.gpu.end(), [](const GpuActivity& a, const GpuActivity& b) { return a.start < b.start; });
+    for (size_t i = 0; i < t.gpu.size(); ++i) t.gpu_by_correlation.emplace(t.gpu[i].correlation, i);
+    for (auto& [key, v] : t.spans)
+        std::stable_sort(v.begin(), v.end(), [](const CpuSpan& a, const CpuSpan& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; });
+    std::stable_sort(t.steps.begin(), t.steps.end(), [](const ProfilerStep& a, const ProfilerStep& b) { return a.number < b.number; });
+    return t;
+}
+
+KinetoTrace read_kineto_trace(const std::string& path) {
+    std::string data = read_bytes(path);
+    if (gzip_magic(data)) data = gunzip(data, path);
+    return parse_kineto_trace(data, path);
+}
+
+bool looks_like_kineto(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::string head(1 << 16, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (gzip_magic(head)) return true;
+    if (head.find("\"hetsim.measured\"") != std::string::npos) return false;
+    return head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos;
+}
+
+}  // namespace hetsim::import

@@ -1,0 +1,181 @@
+#include "import/workload.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/error.hpp"
+#include "import/span_index.hpp"
+#include "import/workload_detail.hpp"
+
+namespace hetsim::import {
+
+const char* to_string(WKind k) {
+    switch (k) {
+        case WKind::Host: return "host";
+        case WKind::Kernel: return "kernel";
+        case WKind::Memcpy: return "memcpy";
+        case WKind::Memset: return "memset";
+        case WKind::EventRecord: return "event_record";
+        case WKind::StreamWait: return "stream_wait_event";
+        case WKind::StreamSync: return "stream_sync";
+        case WKind::EventSync: return "event_sync";
+        case WKind::DeviceSync: return "device_sync";
+        case WKind::GraphLaunch: return "graph_launch";
+    }
+    return "?";
+}
+
+std::string clean_label(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c < 0x20 || c == 0x7f) continue;
+        if (c == '$' && i + 1 < s.size() && s[i + 1] == '{') {
+            out += "$ ";
+            continue;
+        }
+        out += static_cast<char>(c);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out.empty() ? std::string("unnamed") : out;
+}
+
+std::string short_kernel_name(const std::string& full) {
+    std::string s = full;
+    for (const char* prefix : {"void ", "__global__ "})
+        if (s.rfind(prefix, 0) == 0) s = s.substr(std::char_traits<char>::length(prefix));
+    int depth = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+        char c = s[i];
+        if (c == '<' || c == '(') {
+            if (depth == 0 && i > 0) return clean_label(s.substr(0, i));
+            ++depth;
+        } else if (c == '>' || c == ')') {
+            --depth;
+        }
+    }
+    return clean_label(s);
+}
+
+namespace detail {
+
+bool contains(const std::string& s, const char* sub) { return s.find(sub) != std::string::npos; }
+
+bool is_loader_span(const std::string& n) { return contains(n, "DataLoader") && contains(n, "__next__"); }
+bool is_readback_span(const std::string& n) { return n == "aten::item" || n == "aten::_local_scalar_dense"; }
+bool is_copy_span(const std::string& n) { return n == "aten::copy_" || n == "aten::_to_copy" || n == "aten::to"; }
+
+CallKind classify(const KinetoTrace& t, const ApiCall& c, std::vector<size_t>& gpu) {
+    gpu.clear();
+    if (c.correlation >= 0) {
+        auto [lo, hi] = t.gpu_by_correlation.equal_range(c.correlation);
+        for (auto it = lo; it != hi; ++it) gpu.push_back(it->second);
+        std::sort(gpu.begin(), gpu.end());  // by start (t.gpu is sorted)
+    }
+    const std::string& n = c.name;
+    const bool launch = contains(n, "LaunchKernel") || contains(n, "LaunchCooperativeKernel");
+    if (!gpu.empty()) {
+        if (contains(n, "GraphLaunch")) return CallKind::GraphLaunch;
+        const GpuActivity& g = t.gpu[gpu.front()];
+        if (g.kind == GpuKind::Kernel) return CallKind::Kernel;
+        if (g.kind == GpuKind::Memset) return CallKind::Memset;
+        return g.host_to_host ? CallKind::Other : CallKind::Memcpy;
+    }
+    if (contains(n, "StreamSynchronize")) return CallKind::StreamSync;
+    if (contains(n, "DeviceSynchronize") || contains(n, "CtxSynchronize")) return CallKind::DeviceSync;
+    if (contains(n, "EventSynchronize")) return CallKind::EventSync;
+    if (contains(n, "EventRecord")) return CallKind::EventRecord;
+    if (contains(n, "StreamWaitEvent")) return CallKind::StreamWait;
+    if (launch || contains(n, "GraphLaunch")) return CallKind::LaunchWithoutGpu;
+    return CallKind::Other;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+namespace {
+
+std::string profile_for(const std::string& device) {
+    auto has = [&](const char* s) { return device.find(s) != std::string::npos; };
+    if (has("GH200")) return "gh200";
+    if (has("H200")) return "h200";
+    if (has("H100")) return has("PCIe") ? "h100-pcie" : "h100-sxm";
+    if (has("A100")) return "a100-pcie";
+    return "";
+}
+
+}  // namespace
+
+Workload build_workload(const KinetoTrace& t, const ImportOptions& opt) {
+    Workload w;
+    w.trace_file = t.file;
+    w.device_name = t.device_name;
+    w.profile = !opt.profile.empty() ? opt.profile : profile_for(t.device_name);
+    if (w.profile.empty()) {
+        w.profile = "h200";
+        w.notes.push_back("the trace's device (" + (t.device_name.empty() ? std::string("unnamed") : t.device_name) +
+                          ") has no shipped profile; h200 is used (import --hardware P to choose)");
+    }
+
+    // ---- the window: the profiler's active steps on the thread that records them
+    ThreadKey main_key;
+    int64_t ws = 0, we = 0;
+    std::vector<Span> step_abs;
+    if (!t.steps.empty()) {
+        std::map<ThreadKey, size_t> count;
+        for (const ProfilerStep& s : t.steps) ++count[s.thread];
+        main_key = std::max_element(count.begin(), count.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+        for (const ProfilerStep& s : t.steps)
+            if (s.thread == main_key) {
+                step_abs.push_back(Span{s.start, s.end});
+                w.step_number.push_back(s.number);
+            }
+        ws = step_abs.front().start;
+        for (const Span& s : step_abs) we = std::max(we, s.end);
+    } else {
+        w.annotated_steps = false;
+        std::map<ThreadKey, size_t> count;
+        for (const ApiCall& c : t.calls) ++count[c.thread];
+        main_key = std::max_element(count.begin(), count.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+        ws = t.calls.front().start;
+        for (const ApiCall& c : t.calls) we = std::max(we, c.end);
+        step_abs.push_back(Span{ws, we});
+        w.step_number.push_back(0);
+        w.notes.push_back("the trace has no ProfilerStep#N annotations (no profiler schedule): the whole trace is one step");
+    }
+    w.steps = step_abs.size();
+    w.window = we - ws;
+    for (const Span& s : step_abs) w.step_span.push_back(Span{s.start - ws, s.end - ws});
+
+    // ---- the calls of the window, classified
+    std::vector<Call> calls;
+    std::vector<size_t> gpu;
+    for (const ApiCall& c : t.calls) {
+        if (c.start < ws || c.start > we) continue;
+        CallKind k = classify(t, c, gpu);
+        if (k == CallKind::LaunchWithoutGpu) ++w.launches_without_kernel;
+        if (k == CallKind::Other || k == CallKind::LaunchWithoutGpu) {
+            ++w.calls_kept_as_host;
+            continue;
+        }
+        calls.push_back(Call{&c, k, gpu});
+    }
+    if (calls.empty())
+        throw InputError(SourceLoc{t.file}, "no CUDA call in the profiled window (" + std::to_string(w.steps) +
+                                                " steps) launches, copies, syncs or waits: nothing to replay");
+
+    // ---- host threads: those that call CUDA; the ones that only run while the main thread
+    // waits (the autograd engine's device thread in backward) are folded into it
+    Builder b(t, w, opt, ws, we, step_abs);
+    b.make_threads(main_key, calls);
+    b.build_ops(calls);
+    b.link();
+    b.find_repeat();
+    b.fold_durations();
+    b.find_capture();
+    return w;
+}
+
+}  // namespace hetsim::import

@@ -1,0 +1,411 @@
+// build_workload's steps: threads, ops and host work, links, steps, medians, the capture region.
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "import/workload_detail.hpp"
+
+namespace hetsim::import::detail {
+namespace {
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+
+Intervals merged(Intervals v) {
+    std::sort(v.begin(), v.end());
+    Intervals out;
+    for (auto& iv : v) {
+        if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+        else out.push_back(iv);
+    }
+    return out;
+}
+
+bool overlaps(const Intervals& m, int64_t a, int64_t b) {
+    auto it = std::upper_bound(m.begin(), m.end(), std::make_pair(b, INT64_MAX));
+    while (it != m.begin()) {
+        --it;
+        if (it->second > a && it->first < b) return true;
+        if (it->second <= a) break;
+    }
+    return false;
+}
+
+bool gpu_op(WKind k) { return k == WKind::Kernel || k == WKind::Memcpy || k == WKind::Memset || k == WKind::GraphLaunch; }
+
+}  // namespace
+
+Builder::Builder(const KinetoTrace& t, Workload& w, const ImportOptions& opt, int64_t ws, int64_t we, std::vector<Span> step_abs)
+    : t_(t), w_(w), opt_(opt), ws_(ws), we_(we), step_abs_(std::move(step_abs)) {
+    for (const auto& [key, spans] : t_.spans) index_.emplace(key, SpanIndex(&spans));
+    w_.streams.push_back("default");
+    w_.stream_ids.push_back(opt_.legacy_stream);
+}
+
+size_t Builder::step_of(int64_t abs) const {
+    size_t s = 0;
+    while (s + 1 < step_abs_.size() && abs >= step_abs_[s + 1].start) ++s;
+    return s;
+}
+
+int32_t Builder::stream_index(int64_t id) {
+    for (size_t i = 0; i < w_.stream_ids.size(); ++i)
+        if (w_.stream_ids[i] == id) return static_cast<int32_t>(i);
+    w_.stream_ids.push_back(id);
+    w_.streams.push_back("s" + std::to_string(id));
+    return static_cast<int32_t>(w_.streams.size() - 1);
+}
+
+void Builder::covering(const WThread& th, int64_t abs, std::vector<const CpuSpan*>& out) const {
+    out.clear();
+    for (const ThreadKey& k : th.tids)
+        if (auto it = index_.find(k); it != index_.end()) it->second.covering(abs, out);
+    // Innermost (shortest) first across the folded threads.
+    std::stable_sort(out.begin(), out.end(), [](const CpuSpan* a, const CpuSpan* b) { return a->end - a->start < b->end - b->start; });
+}
+
+std::string Builder::label_at(const WThread& th, int64_t abs, bool side) const {
+    std::vector<const CpuSpan*> chain;
+    covering(th, abs, chain);
+    for (const CpuSpan* s : chain)
+        if (s->name.rfind("ProfilerStep#", 0) != 0) return clean_label(s->name);
+    return side ? "idle" : "python";
+}
+
+const CpuSpan* Builder::outermost(const WThread& th, int64_t abs) const {
+    std::vector<const CpuSpan*> chain;
+    covering(th, abs, chain);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        if ((*it)->name.rfind("ProfilerStep#", 0) != 0) return *it;
+    return nullptr;
+}
+
+// Thread `other` is folded into `main` when neither does anything while the other is busy (in a
+// cpu_op without children, or in a CUDA call): the autograd engine's device thread runs the
+// backward pass while the main thread waits for it, so the two are one sequence of work.
+bool Builder::fold(ThreadKey main, ThreadKey other, const std::vector<Call>& calls) const {
+    auto busy = [&](ThreadKey k) {
+        Intervals v;
+        if (auto it = index_.find(k); it != index_.end()) {
+            const auto& spans = *it->second.spans();
+            std::vector<bool> parent(spans.size(), false);
+            for (int32_t p : it->second.parents())
+                if (p >= 0) parent[static_cast<size_t>(p)] = true;
+            for (size_t i = 0; i < spans.size(); ++i)
+                if (!parent[i] && spans[i].end > ws_ && spans[i].start < we_) v.push_back({spans[i].start, spans[i].end});
+        }
+        for (const ApiCall& c : t_.calls)
+            if (c.thread == k && c.start >= ws_ && c.start <= we_) v.push_back({c.start, c.end});
+        return merged(std::move(v));
+    };
+    const Intervals bm = busy(main), bo = busy(other);
+    size_t n_main = 0, n_other = 0, hit_main = 0, hit_other = 0;
+    for (const Call& c : calls) {
+        if (c.api->thread == other) ++n_other, hit_other += overlaps(bm, c.api->start, c.api->end);
+        if (c.api->thread == main) ++n_main, hit_main += overlaps(bo, c.api->start, c.api->end);
+    }
+    return n_other > 0 && hit_other * 20 <= n_other && hit_main * 20 <= std::max<size_t>(n_main, 1);
+}
+
+void Builder::make_threads(ThreadKey main, const std::vector<Call>& calls) {
+    std::set<ThreadKey> callers;
+    for (const Call& c : calls) callers.insert(c.api->thread);
+    w_.threads.push_back(WThread{"main", {main}, {}, false});
+    for (const ThreadKey& k : callers) {
+        if (k == main) continue;
+        if (fold(main, k, calls)) {
+            w_.threads[0].tids.push_back(k);
+            w_.notes.push_back("thread " + std::to_string(k.second) +
+                               " (CUDA calls only while the main thread waits: the autograd engine's backward) is folded into main, in time order");
+        } else {
+            w_.threads.push_back(WThread{"thread_" + std::to_string(k.second), {k}, {}, false});
+        }
+    }
+    for (size_t i = 0; i < w_.threads.size(); ++i) {
+        WThread& th = w_.threads[i];
+        th.steps.resize(w_.steps);
+        for (const ThreadKey& k : th.tids) {
+            thread_of_[k] = i;
+            if (auto it = t_.spans.find(k); it != t_.spans.end())
+                for (const CpuSpan& s : it->second)
+                    if (contains(s.name, "_SingleProcessDataLoaderIter") && s.start <= we_ && s.end >= ws_) th.loader_in_thread = true;
+        }
+    }
+}
+
+void Builder::emit_host(size_t th, int64_t a, int64_t b, bool side, const std::vector<int64_t>& cuts) {
+    if (b < a) b = a;
+    std::vector<int64_t> pts{a};
+    for (auto it = std::upper_bound(cuts.begin(), cuts.end(), a); it != cuts.end() && *it < b; ++it) pts.push_back(*it);
+    pts.push_back(b);
+    WThread& thread = w_.threads[th];
+    std::vector<const CpuSpan*> chain;
+    for (size_t k = 0; k + 1 < pts.size(); ++k) {
+        const int64_t s = pts[k], e = pts[k + 1];
+        const int64_t mid = s + (e - s) / 2;
+        // Between one ProfilerStep span's end and the next one's start the thread is inside
+        // prof.step(): the profiler's own work, which the program without it does not do.
+        if (between_steps(mid)) {
+            if (th == 0) w_.between_steps += e - s;
+            continue;
+        }
+        WOp op;
+        op.kind = WKind::Host;
+        op.duration = e - s;
+        op.host = Span{s - ws_, e - ws_};
+        op.tid = thread.tids.front();
+        op.label = label_at(thread, mid, side);
+        if (const CpuSpan* top = outermost(thread, mid)) op.top_start = top->start, op.top_end = top->end;
+        covering(thread, mid, chain);
+        for (const CpuSpan* c : chain) {
+            op.loader = op.loader || is_loader_span(c->name);
+            op.readback = op.readback || is_readback_span(c->name);
+        }
+        thread.steps[step_of(s)].push_back(std::move(op));
+    }
+}
+
+// A gap under 1 us between two ProfilerStep spans is the rounding of their microsecond
+// timestamps, not prof.step() (which takes 10 us or more).
+constexpr int64_t kStepGap = 1'000;
+
+bool Builder::between_steps(int64_t abs) const {
+    for (size_t k = 0; k + 1 < step_abs_.size(); ++k)
+        if (step_abs_[k + 1].start - step_abs_[k].end >= kStepGap && abs >= step_abs_[k].end && abs < step_abs_[k + 1].start) return true;
+    return false;
+}
+
+int32_t Builder::graph_for(const Call& c) {
+    std::string sig;
+    for (size_t gi : c.gpu) {
+        const GpuActivity& g = t_.gpu[gi];
+        sig += std::to_string(static_cast<int>(g.kind)) + "|" + g.name + "|" + std::to_string(g.bytes) + "|" + std::to_string(g.grid) + "|" +
+               std::to_string(g.block) + "\n";
+    }
+    auto [it, fresh] = graph_ids_.try_emplace(sig, static_cast<int32_t>(w_.graphs.size()));
+    if (fresh) {
+        WGraph gr;
+        gr.name = "g" + std::to_string(w_.graphs.size());
+        for (size_t gi : c.gpu) {
+            const GpuActivity& g = t_.gpu[gi];
+            WOp n;
+            n.kind = g.kind == GpuKind::Kernel ? WKind::Kernel : g.kind == GpuKind::Memset ? WKind::Memset : WKind::Memcpy;
+            n.name = g.name;
+            n.label = g.kind == GpuKind::Kernel ? short_kernel_name(g.name) : clean_label(g.name);
+            n.duration = g.end - g.start;
+            n.grid = g.grid, n.block = g.block, n.registers = g.registers, n.shared_memory = g.shared_memory;
+            n.bytes = g.bytes, n.dir = g.dir, n.mem = g.host_mem;
+            gr.nodes.push_back(std::move(n));
+        }
+        w_.graphs.push_back(std::move(gr));
+        graph_durations_.emplace_back(c.gpu.size());
+    }
+    auto& d = graph_durations_[static_cast<size_t>(it->second)];
+    for (size_t k = 0; k < c.gpu.size(); ++k) d[k].push_back(t_.gpu[c.gpu[k]].end - t_.gpu[c.gpu[k]].start);
+    return it->second;
+}
+
+void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
+    WThread& thread = w_.threads[th];
+    const ApiCall& a = *c.api;
+    WOp op;
+    op.host = Span{a.start - ws_, a.end - ws_};
+    op.tid = a.thread;
+    std::vector<const CpuSpan*> chain;
+    covering(thread, a.start + (a.end - a.start) / 2, chain);
+    std::string inner;
+    for (const CpuSpan* s : chain)
+        if (s->name.rfind("ProfilerStep#", 0) != 0) {
+            inner = s->name;
+            break;
+        }
+    bool in_readback = false, in_copy = false;
+    for (const CpuSpan* s : chain) in_readback = in_readback || is_readback_span(s->name), in_copy = in_copy || is_copy_span(s->name);
+    if (const CpuSpan* top = outermost(thread, a.start + (a.end - a.start) / 2)) op.top_start = top->start, op.top_end = top->end;
+    const GpuActivity* g = c.gpu.empty() ? nullptr : &t_.gpu[c.gpu.front()];
+    if (g) {
+        op.gpu = Span{g->start - ws_, g->end - ws_};
+        op.stream = stream_index(g->stream);
+    }
+    switch (c.kind) {
+        case CallKind::Kernel:
+            op.kind = WKind::Kernel;
+            op.name = g->name;
+            op.label = short_kernel_name(g->name);
+            op.duration = g->end - g->start;
+            op.grid = g->grid, op.block = g->block, op.registers = g->registers, op.shared_memory = g->shared_memory;
+            break;
+        case CallKind::Memcpy:
+        case CallKind::Memset:
+            op.kind = c.kind == CallKind::Memcpy ? WKind::Memcpy : WKind::Memset;
+            op.label = clean_label(inner.empty() ? a.name : inner);
+            op.bytes = g->bytes, op.dir = g->dir, op.mem = g->host_mem;
+            op.sync = !contains(a.name, "Async");
+            op.pageable_upload = op.kind == WKind::Memcpy && op.dir == CopyDir::H2D && op.mem == MemKind::Pageable;
+            op.readback = in_readback;
+            break;
+        case CallKind::GraphLaunch: {
+            op.kind = WKind::GraphLaunch;
+            op.graph = graph_for(c);
+            op.label = w_.graphs[static_cast<size_t>(op.graph)].name;
+            op.gpu = Span{};
+            for (size_t gi : c.gpu) op.node_gpu.push_back(Span{t_.gpu[gi].start - ws_, t_.gpu[gi].end - ws_});
+            break;
+        }
+        case CallKind::EventRecord:
+            op.kind = WKind::EventRecord;
+            op.alloc_record = in_copy;
+            break;
+        case CallKind::StreamWait: op.kind = WKind::StreamWait; break;
+        case CallKind::EventSync: op.kind = WKind::EventSync; break;
+        case CallKind::StreamSync:
+        case CallKind::DeviceSync:
+            op.kind = c.kind == CallKind::StreamSync ? WKind::StreamSync : WKind::DeviceSync;
+            // PyTorch's blocking .to(): cudaMemcpyAsync from pageable memory, then a stream sync.
+            op.copy_sync = op.kind == WKind::StreamSync && prev_upload && in_copy && !in_readback;
+            // A per-step sync: loss.item()'s, or a bare torch.cuda.synchronize() / stream.synchronize().
+            op.readback = in_readback || !in_copy;
+            break;
+        default: return;
+    }
+    prev_upload = op.pageable_upload;
+    thread.steps[step_of(a.start)].push_back(std::move(op));
+}
+
+void Builder::build_ops(const std::vector<Call>& calls) {
+    for (size_t th = 0; th < w_.threads.size(); ++th) {
+        WThread& thread = w_.threads[th];
+        const bool side = th != 0;
+        std::vector<int64_t> cuts;
+        for (size_t s = 1; s < step_abs_.size(); ++s) {
+            cuts.push_back(step_abs_[s].start);
+            if (step_abs_[s].start - step_abs_[s - 1].end >= kStepGap) cuts.push_back(step_abs_[s - 1].end);
+        }
+        for (const ThreadKey& k : thread.tids)
+            if (auto it = t_.spans.find(k); it != t_.spans.end())
+                for (const CpuSpan& s : it->second)
+                    if (is_loader_span(s.name) || is_readback_span(s.name)) cuts.push_back(s.start), cuts.push_back(s.end);
+        // The outermost op around each call (aten::linear around its addmm launch): its host work
+        // before and after the call is its own, which a CUDA graph capture takes with it.
+        for (const Call& c : calls)
+            if (thread_of_.at(c.api->thread) == th)
+                if (const CpuSpan* top = outermost(thread, c.api->start + (c.api->end - c.api->start) / 2))
+                    cuts.push_back(top->start), cuts.push_back(top->end);
+        std::sort(cuts.begin(), cuts.end());
+        cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+        int64_t cursor = ws_;
+        bool prev_upload = false;
+        for (const Call& c : calls) {
+            if (thread_of_.at(c.api->thread) != th) continue;
+            emit_host(th, cursor, c.api->start, side, cuts);
+            emit_call(th, c, prev_upload);
+            cursor = std::max(cursor, c.api->end);
+        }
+        if (!side) emit_host(th, cursor, we_, false, cuts);
+    }
+    for (const WThread& th : w_.threads)
+        for (const auto& step : th.steps)
+            for (const WOp& op : step) {
+                w_.measured_end = std::max(w_.measured_end, op.host.end);
+                w_.measured_end = std::max(w_.measured_end, op.gpu.end);
+                for (const Span& n : op.node_gpu) w_.measured_end = std::max(w_.measured_end, n.end);
+            }
+}
+
+int32_t Builder::stream_ahead(const Ref& r, ThreadKey tid) const {
+    const WThread& th = w_.threads[r.th];
+    size_t s = r.step, p = r.pos + 1;
+    for (; s < th.steps.size(); ++s, p = 0)
+        for (; p < th.steps[s].size(); ++p) {
+            const WOp& op = th.steps[s][p];
+            if (gpu_op(op.kind) && op.tid == tid) return op.stream;
+        }
+    return 0;
+}
+
+void Builder::link() {
+    std::vector<Ref> all;
+    for (size_t th = 0; th < w_.threads.size(); ++th)
+        for (size_t s = 0; s < w_.threads[th].steps.size(); ++s)
+            for (size_t p = 0; p < w_.threads[th].steps[s].size(); ++p)
+                if (w_.threads[th].steps[s][p].kind != WKind::Host) all.push_back(Ref{th, s, p});
+    std::stable_sort(all.begin(), all.end(), [&](const Ref& a, const Ref& b) { return at(a).host.start < at(b).host.start; });
+    std::vector<int64_t> last_end(w_.streams.size(), -1);
+    std::map<ThreadKey, int32_t> current;
+    struct Rec {
+        int64_t issued = 0, done = 0;
+        bool alloc = false, synced = false;
+    };
+    std::vector<Rec> recs;
+    constexpr int64_t kWaited = 20'000;  // ns: a sync shorter than this did not wait for the GPU
+    for (const Ref& r : all) {
+        WOp& op = at(r);
+        if (gpu_op(op.kind)) {
+            int64_t end = op.gpu.end;
+            for (const Span& n : op.node_gpu) end = std::max(end, n.end);
+            if (op.kind == WKind::GraphLaunch) op.stream = op.stream >= 0 ? op.stream : 0;
+            last_end[static_cast<size_t>(op.stream)] = std::max(last_end[static_cast<size_t>(op.stream)], end);
+            current[op.tid] = op.stream;
+            continue;
+        }
+        auto cur = current.find(op.tid);
+        const int32_t here = cur != current.end() ? cur->second : stream_ahead(r, op.tid);
+        const bool waited = op.host.end - op.host.start > kWaited;
+        switch (op.kind) {
+            case WKind::EventRecord: {
+                op.stream = here;
+                op.record = static_cast<int32_t>(recs.size());
+                recs.push_back(Rec{op.host.start, std::max(last_end[static_cast<size_t>(here)], op.host.start), op.alloc_record, false});
+                record_ref_.push_back(r);
+                break;
+            }
+            case WKind::StreamWait: {
+                int32_t pick = -1;
+                for (int32_t k = static_cast<int32_t>(recs.size()) - 1; k >= 0 && pick < 0; --k)
+                    if (!recs[static_cast<size_t>(k)].alloc) pick = k;
+                if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
+                if (pick >= 0) recs[static_cast<size_t>(pick)].synced = true;  // a later event sync waits for another one
+                op.record = pick;
+                op.stream = stream_ahead(r, op.tid);
+                break;
+            }
+            case WKind::EventSync: {
+                // The record whose completion explains when the sync returned; a sync that did not
+                // wait takes the oldest record not synced yet (ev.synchronize() in issue order).
+                int32_t pick = -1;
+                if (waited) {
+                    int64_t best = INT64_MAX;
+                    for (size_t k = 0; k < recs.size(); ++k)
+                        if (recs[k].done > op.host.start && recs[k].done <= op.host.end && op.host.end - recs[k].done <= best)
+                            best = op.host.end - recs[k].done, pick = static_cast<int32_t>(k);
+                }
+                for (size_t k = 0; k < recs.size() && pick < 0; ++k)
+                    if (!recs[k].synced && !recs[k].alloc) pick = static_cast<int32_t>(k);
+                if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
+                if (pick >= 0) recs[static_cast<size_t>(pick)].synced = true;
+                op.record = pick;
+                break;
+            }
+            case WKind::StreamSync: {
+                int32_t s = here;
+                if (waited && last_end[static_cast<size_t>(s)] <= op.host.start) {
+                    int64_t best = INT64_MAX;
+                    for (size_t k = 0; k < last_end.size(); ++k)
+                        if (last_end[k] > op.host.start && std::llabs(op.host.end - last_end[k]) < best)
+                            best = std::llabs(op.host.end - last_end[k]), s = static_cast<int32_t>(k);
+                }
+                op.stream = s;
+                break;
+            }
+            default: break;
+        }
+        if ((op.kind == WKind::StreamWait || op.kind == WKind::EventSync) && op.record < 0) {
+            op.kind = WKind::Host;  // waits on nothing recorded in the window: its time is host work
+            op.duration = op.host.end - op.host.start;
+            op.label = "cuda_wait_without_record";
+            ++w_.calls_kept_as_host;
+        }
+    }
+    w_.records = static_cast<int32_t>(recs.size());
+}
+
+}  // namespace hetsim::import::detail

@@ -1,0 +1,73 @@
+// Internals of build_workload (import/workload.cpp, import/workload_build.cpp): the steps that
+// turn classified CUDA calls into per-thread, per-step ops. Not a public interface.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "import/span_index.hpp"
+#include "import/workload.hpp"
+
+namespace hetsim::import::detail {
+
+enum class CallKind : uint8_t {
+    Other, Kernel, Memcpy, Memset, EventRecord, StreamWait, StreamSync, EventSync, DeviceSync, GraphLaunch,
+    LaunchWithoutGpu,  // a launch or graph launch whose GPU work the trace lacks
+};
+
+struct Call {
+    const ApiCall* api = nullptr;
+    CallKind kind = CallKind::Other;
+    std::vector<size_t> gpu;  // indices into KinetoTrace::gpu, by start
+};
+
+bool contains(const std::string& s, const char* sub);
+bool is_loader_span(const std::string& n);    // DataLoader __next__ annotations
+bool is_readback_span(const std::string& n);  // aten::item, aten::_local_scalar_dense
+bool is_copy_span(const std::string& n);      // aten::copy_, aten::_to_copy, aten::to
+CallKind classify(const KinetoTrace& t, const ApiCall& c, std::vector<size_t>& gpu);
+
+// Position of an op: thread, step, index in the step.
+struct Ref {
+    size_t th = 0, step = 0, pos = 0;
+};
+
+class Builder {
+public:
+    Builder(const KinetoTrace& t, Workload& w, const ImportOptions& opt, int64_t ws, int64_t we, std::vector<Span> step_abs);
+    void make_threads(ThreadKey main, const std::vector<Call>& calls);
+    void build_ops(const std::vector<Call>& calls);
+    void link();             // streams of syncs and records, the record each wait or event sync waits for
+    void find_repeat();      // the same op sequence every step? events per body position
+    void fold_durations();   // repeat: median duration per body position; graph nodes: per node
+    void find_capture();     // the main thread's capturable kernel region (cuda_graph)
+
+private:
+    WOp& at(const Ref& r) { return w_.threads[r.th].steps[r.step][r.pos]; }
+    size_t step_of(int64_t abs) const;
+    int32_t stream_index(int64_t id);
+    void covering(const WThread& th, int64_t abs, std::vector<const CpuSpan*>& out) const;
+    std::string label_at(const WThread& th, int64_t abs, bool side) const;
+    const CpuSpan* outermost(const WThread& th, int64_t abs) const;  // below ProfilerStep#N; null: none
+    bool between_steps(int64_t abs) const;  // after one ProfilerStep span, before the next
+    void emit_host(size_t th, int64_t a, int64_t b, bool side, const std::vector<int64_t>& cuts);
+    void emit_call(size_t th, const Call& c, bool& prev_upload);
+    int32_t graph_for(const Call& c);
+    int32_t stream_ahead(const Ref& r, ThreadKey tid) const;
+    std::string signature(const Ref& r) const;
+    bool fold(ThreadKey main, ThreadKey other, const std::vector<Call>& calls) const;
+
+    const KinetoTrace& t_;
+    Workload& w_;
+    const ImportOptions& opt_;
+    int64_t ws_, we_;
+    std::vector<Span> step_abs_;
+    std::map<ThreadKey, SpanIndex> index_;
+    std::map<ThreadKey, size_t> thread_of_;
+    std::vector<Ref> record_ref_;                       // record id -> where it is
+    std::vector<std::vector<std::vector<int64_t>>> graph_durations_;  // graph -> node -> per launch
+    std::map<std::string, int32_t> graph_ids_;
+};
+
+}  // namespace hetsim::import::detail

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Replay and what-if errors of `hetsim import` against the H200 PyTorch measurements.
+
+For every configuration measured by run_device.sh (validation/measurements/h200/pytorch/RUN/):
+import its Kineto trace, replay it with `--set steps=N` (N = the steps of one timed block of the
+unprofiled measurement, so the prediction is a block from an idle GPU to its final sync, as
+measured), and compare the predicted step (end to end / N) with the measured unprofiled step
+(`unprofiled.median_step_ns`). Then the what-if pairs of validation/pytorch/README.md: the
+trace of one configuration, with one knob set, predicting another configuration's measured step.
+
+Runs here, without a GPU, on committed data only:
+
+    validation/pytorch/accuracy.sh [RUN_DIR] [--hetsim BUILD/hetsim] [--out FILE.md]
+
+Prints a Markdown table (the one in README.md, "From a PyTorch profile").
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+DEFAULT_RUN = os.path.join("validation", "measurements", "h200", "pytorch", "2026-12-01a")
+
+# (what-if, from configuration, knob settings, to configuration)
+PAIRS = []
+for _w in (0, 4):
+    for _s in ("sync", "nosync"):
+        PAIRS.append(("pageable -> pinned", "cnn_train_w%d_pageable_%s" % (_w, _s), {"pin_memory": "true"},
+                      "cnn_train_w%d_pinned_%s" % (_w, _s)))
+for _m in ("pageable", "pinned"):
+    for _s in ("sync", "nosync"):
+        PAIRS.append(("workers 0 -> 4", "cnn_train_w0_%s_%s" % (_m, _s), {"loader_workers": "4"},
+                      "cnn_train_w4_%s_%s" % (_m, _s)))
+for _w in (0, 4):
+    for _m in ("pageable", "pinned"):
+        PAIRS.append(("per-step sync -> none", "cnn_train_w%d_%s_sync" % (_w, _m), {"step_sync": "false"},
+                      "cnn_train_w%d_%s_nosync" % (_w, _m)))
+PAIRS.append(("eager -> CUDA graph", "mlp_infer_eager", {"cuda_graph": "true"}, "mlp_infer_graph"))
+
+
+def run(cmd):
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run_dir", nargs="?", default=DEFAULT_RUN)
+    ap.add_argument("--hetsim", default=os.path.join(ROOT, "hetsim"))
+    ap.add_argument("--out", default="")
+    a = ap.parse_args()
+    run_dir = a.run_dir
+    configs = [line.split()[0] for line in open(os.path.join(ROOT, run_dir, "configs.txt")) if line.strip()]
+    meta = {}
+    for c in configs:
+        with open(os.path.join(ROOT, run_dir, c + ".json")) as f:
+            meta[c] = json.load(f)
+    tmp = tempfile.mkdtemp(prefix="hetsim-accuracy-")
+    yaml = {}
+    problems = []
+    for c in configs:
+        trace = None
+        for ext in (".trace.json.gz", ".trace.json"):
+            if os.path.exists(os.path.join(ROOT, run_dir, c + ext)):
+                trace = os.path.join(run_dir, c + ext)
+        if trace is None:
+            problems.append("%s: no trace" % c)
+            continue
+        out = os.path.join(tmp, c + ".yaml")
+        rc, _, err = run([a.hetsim, "import", trace, "-o", out])
+        if rc != 0:
+            problems.append("%s: import failed: %s" % (c, err.strip()))
+            continue
+        yaml[c] = out
+
+    def predict(c, sets, steps):
+        cmd = [a.hetsim, "run", yaml[c], "--format", "json", "--set", "steps=%d" % steps]
+        for k, v in sets.items():
+            cmd += ["--set", "%s=%s" % (k, v)]
+        rc, out, err = run(cmd)
+        if rc != 0:
+            last = err.strip().splitlines()[-1] if err.strip() else "exit %d" % rc
+            for k in sets:
+                if "has no param '%s'" % k in last:
+                    return None, "the imported scenario has no `%s` knob" % k
+            return None, last
+        return json.loads(out)["end_to_end_ns"] / steps, ""
+
+    def measured(c):
+        return meta[c]["unprofiled"]["median_step_ns"]
+
+    def spread(c):
+        return meta[c]["unprofiled"].get("spread", 0.0)
+
+    lines = []
+    lines.append("Replay (the trace of a configuration predicting its own unprofiled step; N = steps of a timed block):")
+    lines.append("")
+    lines.append("| configuration | N | measured ms | block spread | predicted ms | error |")
+    lines.append("|---|---|---|---|---|---|")
+    replay = []
+    for c in configs:
+        if c not in yaml:
+            continue
+        n = int(meta[c]["unprofiled"]["steps_per_block"])
+        p, why = predict(c, {}, n)
+        m = measured(c)
+        if p is None:
+            lines.append("| %s | %d | %.3f | %.0f%% | failed: %s | |" % (c, n, m / 1e6, 100 * spread(c), why))
+            continue
+        e = 100.0 * (p - m) / m
+        replay.append(abs(e))
+        lines.append("| %s | %d | %.3f | %.0f%% | %.3f | %+.1f%% |" % (c, n, m / 1e6, 100 * spread(c), p / 1e6, e))
+    if replay:
+        lines.append("")
+        lines.append("Replay |error|: median %.1f%%, max %.1f%% over %d configurations (targets: median 3%%, max 8%%)."
+                     % (statistics.median(replay), max(replay), len(replay)))
+    lines.append("")
+    lines.append("What-if (the trace of `from` with the knob set, predicting `to`'s measured unprofiled step):")
+    lines.append("")
+    lines.append("| what-if | from | knob | to | measured ms | predicted ms | error | scaled error |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    whatif = []
+    for what, src, sets, dst in PAIRS:
+        if src not in yaml or dst not in meta:
+            continue
+        n = int(meta[dst]["unprofiled"]["steps_per_block"])
+        knob = " ".join("%s=%s" % kv for kv in sets.items())
+        p, why = predict(src, sets, n)
+        m = measured(dst)
+        if p is None:
+            lines.append("| %s | %s | `%s` | %s | %.3f | not predicted: %s | | |" % (what, src, knob, dst, m / 1e6, why))
+            continue
+        e = 100.0 * (p - m) / m
+        whatif.append(abs(e))
+        # Diagnostic: the knob's predicted ratio applied to the source's measured step (the
+        # replay's own error divided out), which isolates the transform from the replay.
+        base, _ = predict(src, {}, n)
+        scaled = measured(src) * p / base if base else None
+        se = "%+.1f%%" % (100.0 * (scaled - m) / m) if scaled else ""
+        lines.append("| %s | %s | `%s` | %s | %.3f | %.3f | %+.1f%% | %s |" % (what, src, knob, dst, m / 1e6, p / 1e6, e, se))
+    if whatif:
+        lines.append("")
+        lines.append("Scaled error (a diagnostic, not the target): the source's measured step times the predicted "
+                     "ratio knob / no knob, so that the source replay's own error drops out.")
+        lines.append("")
+        lines.append("What-if |error|: median %.1f%%, max %.1f%%, %d of %d within 10%% (target: each within 10%%)."
+                     % (statistics.median(whatif), max(whatif), sum(1 for e in whatif if e <= 10), len(whatif)))
+    for p in problems:
+        lines.append("")
+        lines.append("Problem: " + p)
+    text = "\n".join(lines) + "\n"
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+    sys.stdout.write(text)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
