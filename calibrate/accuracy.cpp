@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -10,6 +12,9 @@
 #include "frontend/scenario.hpp"
 #include "sim/engine.hpp"
 #include "core/error.hpp"
+#include "calibrate/calibration.hpp"
+#include "models/profile.hpp"
+#include "report/output_file.hpp"
 
 namespace hetsim::calib {
 
@@ -28,6 +33,45 @@ double quantile(std::vector<double> v, double q) {
     size_t hi = std::min(lo + 1, v.size() - 1);
     return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
+// Median, p90 and max |error| (all, and over the scenarios of small spread) and the verdict.
+void summarize(AccuracyReport& rep, double max_median) {
+    std::vector<double> abs_errors;
+    for (const auto& a : rep.scenarios) abs_errors.push_back(std::fabs(a.error));
+    rep.median_abs = median(abs_errors);
+    rep.p90_abs = quantile(abs_errors, 0.9);
+    rep.max_abs = *std::max_element(abs_errors.begin(), abs_errors.end());
+    std::vector<double> stable;
+    for (const auto& a : rep.scenarios)
+        if (a.spread <= AccuracyReport::kStableSpread) stable.push_back(std::fabs(a.error));
+    rep.stable = stable.size();
+    if (!stable.empty()) {
+        rep.stable_median_abs = median(stable);
+        rep.stable_p90_abs = quantile(stable, 0.9);
+        rep.stable_max_abs = *std::max_element(stable.begin(), stable.end());
+    }
+    rep.pass = rep.median_abs <= max_median &&
+               std::all_of(rep.scenarios.begin(), rep.scenarios.end(), [](const ScenarioAccuracy& s) { return s.pass; });
+}
+
+// Sets an environment variable for the life of the object, then restores it.
+class EnvGuard {
+public:
+    EnvGuard(const char* name, const std::string& value) : name_(name) {
+        if (const char* old = std::getenv(name)) had_ = true, old_ = old;
+        ::setenv(name, value.c_str(), 1);
+    }
+    ~EnvGuard() {
+        if (had_) ::setenv(name_, old_.c_str(), 1);
+        else ::unsetenv(name_);
+    }
+    EnvGuard(const EnvGuard&) = delete;
+    EnvGuard& operator=(const EnvGuard&) = delete;
+
+private:
+    const char* name_;
+    bool had_ = false;
+    std::string old_;
+};
 }  // namespace
 
 AccuracyReport validate_against(const std::vector<std::string>& dirs, const std::string& scenario_dir, double max_median,
@@ -75,21 +119,66 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
         rep.scenarios.push_back(a);
     }
     if (abs_errors.empty()) throw InputError({dirs.empty() ? std::string() : dirs.front()}, "no measured scenarios found");
-    rep.median_abs = median(abs_errors);
-    rep.p90_abs = quantile(abs_errors, 0.9);
-    rep.max_abs = *std::max_element(abs_errors.begin(), abs_errors.end());
-    std::vector<double> stable;
-    for (const auto& a : rep.scenarios)
-        if (a.spread <= AccuracyReport::kStableSpread) stable.push_back(std::fabs(a.error));
-    rep.stable = stable.size();
-    if (!stable.empty()) {
-        rep.stable_median_abs = median(stable);
-        rep.stable_p90_abs = quantile(stable, 0.9);
-        rep.stable_max_abs = *std::max_element(stable.begin(), stable.end());
-    }
-    rep.pass = rep.median_abs <= max_median &&
-               std::all_of(rep.scenarios.begin(), rep.scenarios.end(), [](const ScenarioAccuracy& s) { return s.pass; });
+    summarize(rep, max_median);
     return rep;
+}
+
+HoldoutReport validate_holdout(const std::vector<std::string>& dirs, const std::string& scenario_dir,
+                               const std::string& base_profile, double max_median, double max_single) {
+    if (dirs.size() < 2)
+        throw InputError({dirs.empty() ? std::string("--holdout-start") : dirs.front()},
+                         "leave-one-start-out needs at least two machine starts (folders with microbench.json and measured/)");
+    std::vector<MicrobenchFile> all;
+    for (const auto& d : dirs) {
+        const std::string mb = (fs::path(d) / "microbench.json").string();
+        if (!fs::is_regular_file(mb)) throw InputError({d}, "no microbench.json here: each held-out start needs its microbenchmark run");
+        all.push_back(load_microbench(mb));
+    }
+    const std::string src_dir = profiles_dir();
+    const std::string base_path = (fs::path(src_dir) / (base_profile + ".yaml")).string();
+    if (!fs::is_regular_file(base_path)) throw InputError({"--base " + base_profile}, "no shipped profile " + base_path);
+    const BaseProfile base = read_base_profile(base_path);
+    const Calibration full = calibrate(all);
+    HoldoutReport out;
+    for (size_t k = 0; k < dirs.size(); ++k) {
+        HoldoutFold fold;
+        fold.start = dirs[k];
+        std::vector<MicrobenchFile> train;
+        for (size_t j = 0; j < dirs.size(); ++j)
+            if (j != k) train.push_back(all[j]), fold.trained_on.push_back(all[j].path);
+        const Calibration cal = calibrate(train);
+        fold.fitted = cal.params.size();
+        for (const auto& p : full.params)
+            if (!cal.find(p.key)) fold.not_held_out.push_back(p.key);
+        // The fold's profile replaces the base in a private copy of the profiles folder, so that
+        // scenarios naming it (and profiles based on it) load it as they load the shipped one.
+        const fs::path tmp = fs::temp_directory_path() /
+                             ("hetsim-holdout-" + std::to_string(::getpid()) + "-" + std::to_string(k));
+        fs::remove_all(tmp);
+        fs::create_directories(tmp);
+        struct Cleanup {
+            fs::path p;
+            ~Cleanup() {
+                std::error_code ec;
+                fs::remove_all(p, ec);
+            }
+        } cleanup{tmp};
+        for (const auto& e : fs::directory_iterator(src_dir))
+            if (e.path().extension() == ".yaml") fs::copy_file(e.path(), tmp / e.path().filename());
+        report::write_file_atomic((tmp / (base_profile + ".yaml")).string(),
+                                  render_profile(base, cal, train, "hetsim validate --holdout-start (fold " + dirs[k] + ")"));
+        {
+            EnvGuard env("HETSIM_PROFILES", tmp.string());
+            fold.report = validate_against({dirs[k]}, scenario_dir, max_median, max_single);
+        }
+        for (auto a : fold.report.scenarios) {
+            a.name = fs::path(dirs[k]).filename().string() + " " + a.name;
+            out.overall.scenarios.push_back(a);
+        }
+        out.folds.push_back(std::move(fold));
+    }
+    summarize(out.overall, max_median);
+    return out;
 }
 
 }  // namespace hetsim::calib

@@ -33,4 +33,26 @@ struct AccuracyReport {
 AccuracyReport validate_against(const std::vector<std::string>& measurement_dirs, const std::string& scenario_dir,
                                 double max_median = 0.05, double max_single = 0.15);
 
+// Leave-one-start-out (`hetsim validate --holdout-start`): for each machine start S (a folder
+// with microbench.json and measured/), the profile `base_profile` (a shipped name, "h200") is
+// recalibrated from the microbench.json of every other start, exactly as `hetsim calibrate`
+// does, and S's measured runs are validated with it (every scenario naming that profile gets
+// the fold's profile). A parameter whose microbenchmark section is in none of the other starts
+// is not fitted in that fold: it keeps the base profile's value, and the fold lists it in
+// `not_held_out` when the full set of starts does fit it (its value may then come from S).
+struct HoldoutFold {
+    std::string start;                      // the held-out folder
+    std::vector<std::string> trained_on;    // the other folders' microbench.json
+    size_t fitted = 0;                      // parameters fitted from the other starts
+    std::vector<std::string> not_held_out;  // fitted from all starts, kept from the base here
+    AccuracyReport report;
+};
+struct HoldoutReport {
+    std::vector<HoldoutFold> folds;
+    AccuracyReport overall;  // every (start, scenario) of the folds pooled
+};
+HoldoutReport validate_holdout(const std::vector<std::string>& start_dirs, const std::string& scenario_dir,
+                               const std::string& base_profile = "h200", double max_median = 0.05,
+                               double max_single = 0.15);
+
 }  // namespace hetsim::calib

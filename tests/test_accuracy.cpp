@@ -38,3 +38,46 @@ TEST_CASE("accuracy: validation scenarios against the committed H200 measurement
         CHECK(s.pass != (known_gaps.count(s.name) == 1));
     }
 }
+
+TEST_CASE("accuracy: leave-one-start-out recalibrates from the other starts and validates the one left out") {
+    const std::string root = HETSIM_SOURCE_DIR;
+    const std::string c = root + "/validation/measurements/h200/2026-11-30c", d = root + "/validation/measurements/h200/2026-11-30d";
+    HoldoutReport h = validate_holdout({c, d}, root + "/scenarios/validation");
+    REQUIRE(h.folds.size() == 2);
+    // Fold 0 holds out c and is fitted from d alone, fold 1 the other way round.
+    CHECK(h.folds[0].start == c);
+    REQUIRE(h.folds[0].trained_on.size() == 1);
+    CHECK(h.folds[0].trained_on[0] == d + "/microbench.json");
+    CHECK(h.folds[1].trained_on[0] == c + "/microbench.json");
+    // c and d hold the same sections, but only d's pageable_sweep goes past 16 MiB warm, where
+    // host.staging_cache is found: fitted from d, the fold of c has every parameter; fitted from
+    // c, the fold of d keeps the base profile's host.staging_cache and says so.
+    CHECK(h.folds[0].not_held_out.empty());
+    CHECK(h.folds[1].not_held_out == std::vector<std::string>{"host.staging_cache"});
+    CHECK(h.folds[0].fitted == h.folds[1].fitted + 1);
+    CHECK(h.folds[1].fitted >= 50);
+    // Each fold validates only its own start's runs (c and d each measured 01-52, 6 runs each).
+    for (const auto& f : h.folds) {
+        CHECK(f.report.scenarios.size() == 52);
+        for (const auto& s : f.report.scenarios) CHECK(s.starts == 1);
+    }
+    CHECK(h.overall.scenarios.size() == 104);
+    // The folds' profiles are not the shipped one: some prediction of c differs from what the
+    // shipped profile predicts for it.
+    AccuracyReport shipped = validate_against({c}, root + "/scenarios/validation");
+    bool differs = false;
+    for (size_t k = 0; k < shipped.scenarios.size(); ++k)
+        differs = differs || shipped.scenarios[k].predicted_ns != h.folds[0].report.scenarios[k].predicted_ns;
+    CHECK(differs);
+    // The shipped profiles folder is not touched: after the folds the shipped profile predicts as before.
+    AccuracyReport again = validate_against({c}, root + "/scenarios/validation");
+    for (size_t k = 0; k < shipped.scenarios.size(); ++k) CHECK(again.scenarios[k].predicted_ns == shipped.scenarios[k].predicted_ns);
+}
+
+TEST_CASE("accuracy: leave-one-start-out refuses one start and a start without its microbenchmarks") {
+    const std::string root = HETSIM_SOURCE_DIR;
+    const std::string c = root + "/validation/measurements/h200/2026-11-30c";
+    CHECK_THROWS_WITH(validate_holdout({c}, root + "/scenarios/validation"), Catch::Contains("needs at least two machine starts"));
+    CHECK_THROWS_WITH(validate_holdout({c, root + "/scenarios"}, root + "/scenarios/validation"),
+                      Catch::Contains("no microbench.json here"));
+}

@@ -32,7 +32,8 @@ const char* kData = "validation/measurements/h200/2026-11-30a/microbench.json";
 // The microbenchmark files the shipped h200.yaml is fitted from (two machine starts).
 const char* const kProfileInputs[] = {"validation/measurements/h200/2026-11-30a/microbench.json",
                                       "validation/measurements/h200/2026-11-30c/microbench.json",
-                                      "validation/measurements/h200/2026-11-30d/microbench.json"};
+                                      "validation/measurements/h200/2026-11-30d/microbench.json",
+                                      "validation/measurements/h200/2026-12-01a/microbench.json"};
 const fs::path kSource = HETSIM_SOURCE_DIR;
 
 hetsim::calib::MicrobenchFile committed() {

@@ -360,6 +360,55 @@ TEST_CASE("rule 5: streams sharing a hardware queue get false dependencies", "[e
     check_end(run_with("  gpu.hw_queues: 2\n  rules.hw_queues: off\n", kQueues), us(200));
 }
 
+TEST_CASE("rule 5: H2D/D2H copies do not wait in a hardware queue behind another stream's work", "[engine][rules]") {
+    // One queue for two streams, as 16 streams over 8 queues share them (validation 67: stream
+    // k + 8's upload started at once, its first kernel when stream k's second kernel started).
+    // Each stream: an H2D of 1 MB (1 ms at 1 GB/s), k1 (100 us), k2 (100 us), a D2H of 1 MB;
+    // s[0] issued first. Kernels join the queue: k1[0], k2[0], k1[1], k2[1]; the copies do not.
+    // up[0] 0-1000, up[1] 1000-2000 (one H2D engine); k1[0] 1000-1100, k2[0] 1100-1200 (it
+    // leaves the queue at 1100, freeing k1[1]); k1[1] after up[1] 2000-2100, k2[1] 2100-2200;
+    // down[0] 1200-2200 and down[1] 2200-3200 on the D2H engine. Had the copies joined the
+    // queue, up[1] would have waited behind down[0] (issued before it) until 1200.
+    const std::string body = R"(streams: {s: {count: 2}}
+threads:
+  main:
+    - repeat: 2
+      var: k
+      do:
+        - memcpy_async: up
+          direction: h2d
+          bytes: 1MB
+          stream: s[k]
+        - kernel: k1
+          stream: s[k]
+          duration: 100us
+          grid: 1
+        - kernel: k2
+          stream: s[k]
+          duration: 100us
+          grid: 1
+        - memcpy_async: down
+          direction: d2h
+          bytes: 1MB
+          stream: s[k]
+)";
+    const std::string hw = "  gpu.hw_queues: 1\n  copy.h2d.bandwidth: 1GB/s\n  copy.d2h.bandwidth: 1GB/s\n"
+                           "  rules.copy_efficiency: off\n  rules.duplex: off\n";
+    Sim s = run_with(hw, body);
+    check_gpu(s, "up[0]", Time{}, us(1000));
+    check_gpu(s, "up[1]", us(1000), us(2000));  // the H2D engine runs one copy at a time
+    check_gpu(s, "k1[0]", us(1000), us(1100));
+    check_gpu(s, "k2[0]", us(1100), us(1200));
+    // k1[1] needs up[1] (stream order, to 2000); k2[0] left the queue at 1100.
+    check_gpu(s, "k1[1]", us(2000), us(2100));
+    check_gpu(s, "k2[1]", us(2100), us(2200));
+    check_gpu(s, "down[0]", us(1200), us(2200));
+    check_gpu(s, "down[1]", us(2200), us(3200));
+    // up[1] joined no queue: it started when the engine freed, not when down[0] (issued before it
+    // to the same queue) left at 1200.
+    CHECK(s.op("up[1]").gpu_cause.kind != CauseKind::Queue);
+}
+
 TEST_CASE("rule 5: a full launch queue blocks the launching thread", "[engine][rules]") {
     const std::string hw = "  host.launch_cost: 1us\n  gpu.launch_queue_depth: 2\n";
     const std::string body = R"(streams: [s]

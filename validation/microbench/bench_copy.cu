@@ -176,7 +176,10 @@ void bench_pageable_sweep(Ctx& c, json& out) {
           {"h2d_warm", "h2d_idle from the same source each time (cache-warm), sizes <= 128 MiB and 24/48/96 MiB"},
           {"h2d_busy", "a blocker kernel of blocker_us queued first; call_us ~ staging if the call does not "
                        "wait, ~ blocker_us if it blocks behind the DMA"},
-          {"d2h_busy", "same for D2H, a few sizes"}}},
+          {"d2h_busy", "same for D2H, a few sizes"},
+          {"h2d_warm_gap", "h2d_warm with 2 ms of host spin (steady_clock) before each copy, 4-32 MiB: does the warm "
+                           "source survive a pause (validation 37)?"},
+          {"h2d_warm_busy", "h2d_warm behind a 2 ms blocker kernel in the same stream, 4-32 MiB (validation 51)"}}},
         {"fields", "call_us = t1-t0, total_us = t2-t0, gpu_us = event to event"}};
     // warm-up
     CK(cudaMemcpyAsync(d, h, 64 * KiB, cudaMemcpyHostToDevice, s));
@@ -188,6 +191,7 @@ void bench_pageable_sweep(Ctx& c, json& out) {
         const bool h2d = mode[0] == 'h';
         const bool busy = mode.find("busy") != std::string::npos;
         const bool warm = mode.find("warm") != std::string::npos;
+        const bool gap = mode == "h2d_warm_gap", warm_busy = mode == "h2d_warm_busy";
         std::vector<double> call, total, gpu, blk;
         for (int r = 0; r < reps; ++r) {
             char* hp = warm ? h : next_src(b);
@@ -195,6 +199,11 @@ void bench_pageable_sweep(Ctx& c, json& out) {
             if (busy) {
                 blocker_us = 2.0 * double(b) / 5000.0 + 2000.0;  // twice the staging time at 5 GB/s + 2 ms
                 CK(k_spin(s, uint64_t(blocker_us * 1000.0)));
+            }
+            if (gap) spin_host_us(2000.0);
+            if (warm_busy) {
+                blocker_us = 2000.0;
+                CK(k_spin(s, 2000000));
             }
             CK(cudaEventRecord(ev[0], s));
             const int64_t t0 = now_ns();
@@ -216,7 +225,7 @@ void bench_pageable_sweep(Ctx& c, json& out) {
         p["call_us"] = r3v(call);
         p["total_us"] = r3v(total);
         p["gpu_us"] = r3v(gpu);
-        if (busy) p["blocker_us"] = r3v(blk);
+        if (busy || warm_busy) p["blocker_us"] = r3v(blk);
         pts.push_back(p);
         progress(c, "pageable_sweep: %-8s %8s call %9.1f us total %9.1f us (%.2f GB/s)", mode.c_str(),
                  size_str(b).c_str(), median(call), median(total), double(b) / median(total) / 1000.0);
@@ -235,6 +244,15 @@ void bench_pageable_sweep(Ctx& c, json& out) {
     for (size_t b : sizes) run_mode("h2d_busy", b);
     for (size_t b : {64 * KiB, 1 * MiB, 16 * MiB})
         if (b <= max_b) run_mode("d2h_busy", b);
+    // Warm sources with a pause or a busy stream before each copy (issue 14: 37 and 51 re-upload
+    // 16/24 MiB at the cold rate); each size first copied once so that rep 0 is warm too.
+    for (size_t b : {4 * MiB, 16 * MiB, 24 * MiB, 32 * MiB})
+        if (b <= max_b)
+            for (const char* m : {"h2d_warm_gap", "h2d_warm_busy"}) {
+                CK(cudaMemcpyAsync(d, h, b, cudaMemcpyHostToDevice, s));
+                CK(cudaStreamSynchronize(s));
+                run_mode(m, b);
+            }
     out["points"] = pts;
     free(h);
 

@@ -1127,10 +1127,54 @@ json child_queues_streams(Ctx& c) {
                 }
                 runs.push_back({{"streams", ns}, {"spin_ns", spin}, {"order", order}, {"reps", rj}});
             }
+    // Copies beside the queues (validation 67): per stream a 1 MiB pinned H2D, 2 dependent
+    // 3 ms one-block kernels, a 1 MiB D2H, issued stream by stream; copy ends from events
+    // (relative to an event recorded before the first upload), kernel stamps as above. Do
+    // stream k + 8's copies wait behind stream k's work in a shared hardware queue?
+    const size_t cb = 1 << 20;
+    const int ncs = 16;
     CK(cudaFree(d));
+    char* hbuf = nullptr;
+    char* dbuf = nullptr;
+    CK(cudaMallocHost(&hbuf, 2 * size_t(ncs) * cb));
+    CK(cudaMalloc(&dbuf, 2 * size_t(ncs) * cb));
+    CK(cudaMalloc(&d, size_t(ncs) * 2 * 2 * sizeof(unsigned long long)));
+    EventPool cev(1 + 2 * size_t(ncs));
+    json crj = json::array();
+    const uint64_t cspin = 3000000;
+    for (int r = 0; r < reps; ++r) {
+        CK(cudaDeviceSynchronize());
+        CK(cudaEventRecord(cev[0], st[0]));
+        for (int i = 0; i < ncs; ++i) {
+            cudaStream_t s = st[size_t(i)];
+            CK(cudaMemcpyAsync(dbuf + 2 * size_t(i) * cb, hbuf + 2 * size_t(i) * cb, cb, cudaMemcpyHostToDevice, s));
+            CK(cudaEventRecord(cev[1 + 2 * size_t(i)], s));
+            for (int k = 0; k < 2; ++k) CK(k_spin_stamp(s, 1, 32, cspin, 0, d + 2 * (2 * i + k), nullptr));
+            CK(cudaMemcpyAsync(hbuf + (2 * size_t(i) + 1) * cb, dbuf + (2 * size_t(i) + 1) * cb, cb, cudaMemcpyDeviceToHost, s));
+            CK(cudaEventRecord(cev[2 + 2 * size_t(i)], s));
+        }
+        CK(cudaDeviceSynchronize());
+        std::vector<double> up, down;
+        for (int i = 0; i < ncs; ++i) {
+            up.push_back(event_us(cev[0], cev[1 + 2 * size_t(i)]));
+            down.push_back(event_us(cev[0], cev[2 + 2 * size_t(i)]));
+        }
+        std::vector<unsigned long long> h(size_t(ncs) * 4);
+        CK(cudaMemcpy(h.data(), d, h.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        unsigned long long lo = ~0ull;
+        for (size_t i = 0; i < h.size(); i += 2) lo = std::min(lo, h[i]);
+        std::vector<long long> s0, e0;
+        for (size_t i = 0; i < h.size(); i += 2) s0.push_back((long long)(h[i] - lo)), e0.push_back((long long)(h[i + 1] - lo));
+        crj.push_back({{"upload_end_us", r3v(up)}, {"download_end_us", r3v(down)}, {"start_ns", s0}, {"end_ns", e0}});
+    }
+    CK(cudaFree(d));
+    CK(cudaFree(dbuf));
+    CK(cudaFreeHost(hbuf));
     for (auto& s : st) CK(cudaStreamDestroy(s));
     const char* env = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    return {{"max_connections", env ? json(env) : json("default")}, {"runs", runs}};
+    return {{"max_connections", env ? json(env) : json("default")},
+            {"runs", runs},
+            {"copies", {{"streams", ncs}, {"bytes", cb}, {"spin_ns", cspin}, {"reps", crj}}}};
 }
 
 void bench_queues_streams(Ctx& c, json& out) {
@@ -1138,7 +1182,9 @@ void bench_queues_streams(Ctx& c, json& out) {
                     "each 2 dependent one-block (32-thread) %globaltimer spin kernels of spin_ns, issued stream by stream "
                     "(A0 B0 A1 B1 ...) or breadth first (A0 A1 ... B0 B1 ...); per-kernel start/end stamps relative to the "
                     "earliest start (kernel index = 2 x stream + k); gpu_span_us = last end - first start, issue_us = the "
-                    "launch loop, host_us = launch loop + device sync";
+                    "launch loop, host_us = launch loop + device sync. copies: 16 streams each [1 MiB pinned H2D, 2 dependent "
+                    "3 ms one-block kernels, 1 MiB D2H] stream by stream; upload/download ends from events after each copy "
+                    "(relative to an event before the first upload), kernel stamps as above (index = 2 x stream + k)";
     json children = json::array();
     for (const char* n : {"default", "32"}) children.push_back(spawn_child(c, "queues_streams", n));
     out["children"] = children;
