@@ -29,6 +29,7 @@ struct Scenario {
     std::string name;
     HwProfile profile;
     Program program;
+    std::vector<std::string> profile_files;  // the profile files read: the profile, its base, ...
 };
 
 Scenario load_scenario(const std::string& path, const LoadOptions& opts = {});
