@@ -22,7 +22,7 @@ constexpr uint8_t kAll = kInThreads | kInTasks;
 
 const std::vector<OpSpelling>& op_spellings() {
     static const std::vector<OpSpelling> rows = {
-        {"host", OpKind::HostWork, false, "duration uses", kAll},
+        {"host", OpKind::HostWork, false, "duration uses reads writes", kAll},
         {"kernel", OpKind::Kernel, false, "stream duration flops bytes grid block registers shared_memory uses", kAll | kInGraphs},
         {"memcpy", OpKind::Memcpy, true, "src dst bytes direction memory", kAll},
         {"memcpy_async", OpKind::Memcpy, false, "src dst bytes direction memory stream", kAll | kInGraphs},
@@ -34,7 +34,7 @@ const std::vector<OpSpelling>& op_spellings() {
         {"stream_sync", OpKind::StreamSync, true, "", kInThreads},
         {"device_sync", OpKind::DeviceSync, true, "", kInThreads},
         {"prefetch", OpKind::Prefetch, false, "to bytes stream", kAll},
-        {"host_func", OpKind::HostFunc, false, "duration stream", kAll | kInGraphs},
+        {"host_func", OpKind::HostFunc, false, "duration stream sets", kAll | kInGraphs},
         {"graph_instantiate", OpKind::GraphInstantiate, false, "", kInThreads},
         {"graph_launch", OpKind::GraphLaunch, false, "stream", kInThreads},
         {"malloc", OpKind::Malloc, false, "bytes", kInThreads},
@@ -44,6 +44,11 @@ const std::vector<OpSpelling>& op_spellings() {
         {"host_register", OpKind::HostRegister, false, "bytes", kInThreads},
         {"malloc_async", OpKind::MallocAsync, false, "bytes stream", kInThreads},
         {"free_async", OpKind::FreeAsync, false, "bytes stream", kInThreads},
+        // Host hand-offs between threads (issue 11); `barrier` has no spelling (measure: warmup).
+        {"put", OpKind::QueuePut, false, "", kInThreads},
+        {"get", OpKind::QueueGet, true, "", kInThreads},
+        {"host_wait", OpKind::HostWait, true, "", kInThreads},
+        {"join", OpKind::Join, true, "", kInThreads},
     };
     return rows;
 }

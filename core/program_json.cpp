@@ -23,6 +23,9 @@ void op_fields(const Program& p, const Op& o, json& j) {
     if ((f & kFieldBuffer) && o.buffer >= 0)
         j[(f & kFieldCopy) && o.host_mem != MemKind::Managed ? "host_buffer" : "buffer"] = o.buffer;
     if ((f & kFieldGraph) && o.graph >= 0) j["graph"] = o.graph;
+    if ((f & kFieldQueue) && o.queue >= 0) j["queue"] = o.queue;
+    if ((f & kFieldFlag) && o.flag >= 0) j["flag"] = o.flag;
+    if ((f & kFieldThread) && o.target >= 0) j["target"] = o.target;
     if (o.graph_node) j["graph_node"] = true;
     const bool roof = (f & kFieldShape) && roofline(o, s);
     if ((f & kFieldDuration) && !roof) j["duration_ps"] = o.duration.ps();
@@ -74,11 +77,34 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
             op_fields(p, o, node);
             nodes.push_back(std::move(node));
         }
-        graphs.push_back({{"name", g.name}, {"nodes", nodes}});
+        json graph{{"name", g.name}, {"nodes", nodes}};
+        if (!g.chain()) {  // a DAG: node k waits for the nodes in its "after" (none: the launch)
+            json after = json::array();
+            for (size_t k = 0; k < g.nodes.size(); ++k)
+                after.push_back(std::vector<uint32_t>(g.after.begin() + g.after_index[k], g.after.begin() + g.after_index[k + 1]));
+            graph["after"] = after;
+        }
+        graphs.push_back(std::move(graph));
     }
     j["graphs"] = graphs;
+    // Host queues, flags and steady state (written only when a scenario uses them).
+    if (!p.queues.empty()) {
+        json queues = json::array();
+        for (const auto& q : p.queues) queues.push_back({{"name", q.name}, {"capacity", q.capacity}});
+        j["queues"] = queues;
+    }
+    if (!p.flags.empty()) {
+        json flags = json::array();
+        for (const auto& f : p.flags) flags.push_back({{"name", f.name}});
+        j["flags"] = flags;
+    }
+    if (p.warmup) j["warmup"] = p.warmup;
     json threads = json::array();
-    for (const auto& t : p.threads) threads.push_back({{"name", t.name}, {"ops", t.ops}});
+    for (const auto& t : p.threads) {
+        json th{{"name", t.name}, {"ops", t.ops}};
+        if (t.start_after >= 0) th["start_after"] = t.start_after;
+        threads.push_back(std::move(th));
+    }
     j["threads"] = threads;
     j["gpu_tasks"] = p.gpu_tasks;
     json ops = json::array();
@@ -93,6 +119,7 @@ json program_to_json(const Program& p, const std::string& scenario_name) {
             op["loop"] = p.loop_indices(i);
         }
         op_fields(p, o, op);
+        if (o.warmup) op["warmup"] = true;
         if (p.after_count(i)) op["after"] = std::vector<uint32_t>(p.after_begin(i), p.after_end(i));
         ops.push_back(std::move(op));
     }
@@ -146,6 +173,10 @@ Op op_from_json(const json& o, const std::string& file, SiteTable& sites, const 
     if (f & kFieldEvent) op.event = o.value("event", kNone);
     if (f & kFieldBuffer) op.buffer = o.value("buffer", o.value("host_buffer", kNone));
     if (f & kFieldGraph) op.graph = o.value("graph", kNone);
+    if (f & kFieldQueue) op.queue = o.value("queue", kNone);
+    if (f & kFieldFlag) op.flag = o.value("flag", kNone);
+    if (f & kFieldThread) op.target = o.value("target", kNone);
+    op.warmup = o.value("warmup", false);
     op.graph_node = o.value("graph_node", false);
     op.duration = Time::ps(o.value("duration_ps", int64_t{0}));
     op.bytes = o.value("bytes", uint64_t{0});
@@ -196,9 +227,22 @@ Program program_from_json(const json& j, const std::string& file) {
                 Graph graph;
                 graph.name = g.at("name").get<std::string>();
                 for (const auto& n : g.at("nodes")) graph.nodes.push_back(op_from_json(n, file, sites, {}));
+                if (g.contains("after")) {
+                    graph.after_index.push_back(0);
+                    for (const auto& a : g.at("after")) {
+                        for (uint32_t x : a.get<std::vector<uint32_t>>()) graph.after.push_back(x);
+                        graph.after_index.push_back(static_cast<uint32_t>(graph.after.size()));
+                    }
+                }
                 p.graphs.push_back(std::move(graph));
             }
-        for (const auto& t : j.at("threads")) p.threads.push_back(HostThread{t.at("name"), t.at("ops").get<std::vector<uint32_t>>()});
+        if (j.contains("queues"))
+            for (const auto& q : j.at("queues")) p.queues.push_back(HostQueue{q.at("name"), q.at("capacity").get<uint32_t>()});
+        if (j.contains("flags"))
+            for (const auto& f : j.at("flags")) p.flags.push_back(Flag{f.at("name")});
+        p.warmup = j.value("warmup", 0u);
+        for (const auto& t : j.at("threads"))
+            p.threads.push_back(HostThread{t.at("name"), t.at("ops").get<std::vector<uint32_t>>(), t.value("start_after", kNone)});
         p.gpu_tasks = j.at("gpu_tasks").get<std::vector<uint32_t>>();
         if (p.tasks_form) p.after_index.push_back(0);
         for (const auto& o : j.at("ops")) {

@@ -67,6 +67,10 @@ Lowerer::CountStmt Lowerer::count_stmt(const YAML::Node& n, std::vector<std::str
             return c;
         }
         const YAML::Node head = field(n, kind);
+        if (kind == "join" && head.IsScalar()) {  // an array name: one join per thread
+            auto d = thread_decls_.find(substitute(head, head.Scalar()));
+            if (d != thread_decls_.end()) c.emits = d->second.count;
+        }
         if (kind == "graph_launch") {
             auto g = graphs_.find(need_name(head, "graph"));
             if (g == graphs_.end()) return c;
@@ -193,24 +197,39 @@ bool Lowerer::count_block(const std::vector<CountStmt>& b, int depth, Tally& t, 
 // unless the memory cap could stop the expansion before that. Otherwise the program's op lists
 // and loop indices are reserved at their exact sizes. When something cannot be counted, nothing
 // is decided here: the expansion checks the caps as it goes.
-void Lowerer::count_before_expanding(const YAML::Node& threads) {
+void Lowerer::count_before_expanding() {
     Bounds bounds;
     std::vector<std::string> scope;
+    // Per thread, its statements (a thread array with an index variable: per thread, as each
+    // compiles with its own index; else shared).
     std::vector<std::vector<CountStmt>> lists;
-    for (auto it = threads.begin(); it != threads.end(); ++it) lists.push_back(count_list(it->second, scope, bounds));
+    std::vector<uint32_t> list_of;  // per thread
+    for (const ThreadSpec& spec : specs_) {
+        for (uint32_t k = 0; k < spec.count; ++k) {
+            if (k == 0 || !spec.var.empty()) {
+                set_thread_var(spec, k);
+                lists.push_back(count_list(spec.ops, scope, bounds));
+            }
+            list_of.push_back(static_cast<uint32_t>(lists.size() - 1));
+        }
+        set_thread_var(spec, -1);
+    }
     Tally t;
     t.iterations = iterations_;
     std::vector<uint64_t> per_thread;
     Over over;
     bool fits = true;
     int64_t vars[17] = {};
+    const uint32_t runs = sc_.program.warmup + 1;  // measure: {warmup: K}: K + 1 iterations, K barriers
     try {
-        for (const auto& list : lists) {
+        for (uint32_t list : list_of) {
             const uint64_t before = t.ops;
-            if (!count_block(list, 0, t, vars, over)) {
-                fits = false;
-                break;
+            for (uint32_t r = 0; fits && r < runs; ++r) {
+                if (!count_block(lists[list], 0, t, vars, over)) fits = false;
+                else if (r + 1 < runs && sat_add(t.ops, 1) > opts_.max_ops) over = Over{true, measure_node_}, fits = false;
+                else if (r + 1 < runs) ++t.ops;
             }
+            if (!fits) break;
             per_thread.push_back(t.ops - before);
         }
     } catch (const Uncountable&) {

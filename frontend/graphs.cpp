@@ -10,7 +10,14 @@ void Lowerer::lower_list(const YAML::Node& list, int32_t thread) {
     for (const auto& op : list) lower_op(op, thread);
 }
 
-void Lowerer::lower_op(const YAML::Node& n, int32_t thread) { lower_checked_op(n, thread, checked_kind(n)); }
+// A graph node may also have an `id` and an `after` list (the ids it waits for).
+void Lowerer::lower_op(const YAML::Node& n, int32_t thread) {
+    std::string kind = find_kind(*this, n);
+    std::vector<std::string> keys = keys_for(kind, false);
+    if (kind != "repeat" && kind != "if") keys.insert(keys.end(), {"id", "after"});
+    check_keys(n, file_, keys, kind + " op");
+    lower_checked_op(n, thread, kind);
+}
 
 void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::string& kind) {
     if (kind == "repeat") {
@@ -44,6 +51,21 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
     site.label = intern_name(label);
     site.loc = intern_loc(n);
     op.site = intern_site(site);
+    NodeDeps deps;
+    if (YAML::Node id = field(n, "id")) {
+        deps.id = indexed_name(id, "node id");
+        for (int64_t v : loop_vals_) deps.id += "[" + std::to_string(v) + "]";  // an id inside the graph's loops
+        deps.id_node.reset(id);
+    }
+    if (YAML::Node a = field(n, "after")) {
+        deps.has_after = true;
+        deps.after_node.reset(a);
+        if (a.IsScalar()) deps.after.emplace_back(indexed_name(a, "node id"), a);
+        else if (a.IsSequence())
+            for (const auto& r : a) deps.after.emplace_back(indexed_name(r, "node id"), r);
+        else fail_at(a, "'after' must be a list of node ids such as [stem], got " + a_node_type(a));
+    }
+    node_deps_.push_back(std::move(deps));
     Graph& g = sc_.program.graphs[capturing_];
     if (g.nodes.size() >= opts_.max_ops)
         fail_at(n, "graph '" + g.name + "' has more than " + std::to_string(opts_.max_ops) + " nodes; raise the cap with --max-ops");
@@ -77,10 +99,12 @@ void Lowerer::parse_graphs(const YAML::Node& n) {
         graphs_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.graphs.size()), 1};
         sc_.program.graphs.emplace_back().name = name;
         capturing_ = static_cast<int32_t>(sc_.program.graphs.size() - 1);
+        node_deps_.clear();
         lower_list(it->second, kNone);
-        capturing_ = -1;
         if (sc_.program.graphs.back().nodes.empty())
             fail_at(it->second, "graph '" + name + "' has no nodes (its loops or conditions emit no op)");
+        graph_dag(it->second);
+        capturing_ = -1;
     }
 }
 

@@ -12,8 +12,21 @@ namespace hetsim {
 void Lowerer::lower_thread(const std::string& name, const YAML::Node& list) {
     int32_t thread = threads_.at(name);
     if (!list.IsSequence()) fail_at(list, "thread '" + name + "' must be a list of ops, got " + a_node_type(list));
+    // measure: {warmup: K}: the list K + 1 times, a barrier between iterations; the ops before
+    // the last barrier are of warm-up iterations.
+    auto& pg = sc_.program;
     Block top;
-    run_block(top, list, thread);
+    size_t first = pg.ops.size();
+    for (uint32_t it = 0; it <= pg.warmup; ++it) {
+        run_block(top, list, thread);
+        if (it == pg.warmup) break;
+        Op barrier;
+        barrier.kind = OpKind::Barrier;
+        barrier.thread = static_cast<int16_t>(thread);
+        Site site;
+        pg.threads[thread].ops.push_back(emit(barrier, site, measure_node_, "barrier[" + std::to_string(it) + "]"));
+        for (; first < pg.ops.size(); ++first) pg.ops[first].warmup = true;
+    }
 }
 
 // ---------------------------------------------------------------- repeat and if
@@ -180,6 +193,15 @@ void Lowerer::full_op(const YAML::Node& n, int32_t thread, const std::string& ki
         fill_op(op, site, kind, n, thread, label, false);
     }
     if (op.kind == OpKind::GraphLaunch) return emit_graph_launch(op, site, n, label, thread);
+    if (op.kind == OpKind::Join && join_count_ > 1) {  // `join: workers`: each thread of the array, in order
+        const int32_t first = op.target;
+        for (uint32_t k = 0; k < join_count_; ++k) {
+            op.target = first + static_cast<int32_t>(k);
+            Site s = site;
+            sc_.program.threads[thread].ops.push_back(emit(op, s, n, "join:" + sc_.program.threads[op.target].name));
+        }
+        return;
+    }
     sc_.program.threads[thread].ops.push_back(emit(op, site, n, label));
 }
 
@@ -209,6 +231,7 @@ void Lowerer::first_op(Stmt& s, int32_t thread) {
     full_op(s.node, thread, s.op_kind, &recs);
     const Op& op = pg.ops[first];
     t->op = op;
+    t->slow = op.kind == OpKind::Join;  // one map, one op per thread joined: lowered in full
     if (op.kind == OpKind::GraphLaunch) t->nodes.assign(pg.ops.begin() + static_cast<std::ptrdiff_t>(first) + 1, pg.ops.end());
     if (op.kind == OpKind::Memcpy || op.kind == OpKind::Memset) t->bytes_limit = copy_limit_;
     else if (op.kind == OpKind::Prefetch) t->bytes_limit = pg.buffers[op.buffer].bytes;

@@ -69,6 +69,11 @@ public:
     int32_t event_ref(const YAML::Node& n) const;
     int32_t buffer_ref(const YAML::Node& n) const;
     int32_t graph_ref(const YAML::Node& n) const;
+    int32_t queue_ref(const YAML::Node& n) const;
+    int32_t flag_ref(const YAML::Node& n) const;
+    // A name with index expressions (`load[i - 1]`, `a[0][j]`): each bracket evaluated in the
+    // current loop scope, giving "load[2]". Used for graph node ids and `after` entries.
+    std::string indexed_name(const YAML::Node& n, const char* what) const;
     int32_t resolve(const YAML::Node& n, const std::string& text, const std::unordered_map<std::string, NamedDecl>& decls,
                     const char* what) const;
 
@@ -85,6 +90,37 @@ private:
     void parse_options(const YAML::Node& n);
     void parse_graphs(const YAML::Node& n);
     void emit_graph_launch(Op launch, Site& site, const YAML::Node& n, const std::string& label, int32_t thread);
+    // Host hand-offs and steady state (issue 11; scenario.cpp, threads.cpp).
+    void parse_queues(const YAML::Node& n);
+    void parse_flags(const YAML::Node& n);
+    void parse_measure(const YAML::Node& n);
+    void declare_threads(const YAML::Node& threads);
+    void lower_threads();
+    void resolve_start_after();
+    void graph_dag(const YAML::Node& body);  // the graph just declared: its ids and `after` lists
+    // A `threads:` entry: one thread, or an array of `count` (map form).
+    struct ThreadSpec {
+        YAML::Node key;           // the thread's name in the file
+        std::string name;
+        uint32_t first = 0, count = 1;  // its threads in Program::threads
+        std::string var;          // `var`: the index, a param while its threads are lowered
+        YAML::Node var_node{YAML::NodeType::Undefined}, start_after{YAML::NodeType::Undefined}, ops{YAML::NodeType::Undefined};
+    };
+    std::vector<ThreadSpec> specs_;
+    // (YAML::Node members are rebound with reset(): operator= would write through to the node.)
+    // Sets (or, with k < 0, removes) the thread index param of `spec` and forgets the values
+    // computed with the previous one.
+    void set_thread_var(const ThreadSpec& spec, int64_t k);
+    YAML::Node measure_node_{YAML::NodeType::Undefined};  // `measure:` (warm-up iterations: Program::warmup)
+    uint32_t join_count_ = 1;  // the threads the join op just filled joins (an array: each)
+    // The graph being declared: per node, its id and the `after` entries (names resolved).
+    struct NodeDeps {
+        std::string id;
+        YAML::Node id_node{YAML::NodeType::Undefined}, after_node{YAML::NodeType::Undefined};
+        bool has_after = false;
+        std::vector<std::pair<std::string, YAML::Node>> after;
+    };
+    std::vector<NodeDeps> node_deps_;
 
     // The body of a graph being declared (parse_graphs): lowered in full, op by op.
     void lower_list(const YAML::Node& list, int32_t thread);
@@ -123,7 +159,8 @@ private:
     // Loop variables, innermost last; compiled code reads the values by slot (outermost 0).
     std::vector<std::string> loop_names_;
     std::vector<int64_t> loop_vals_;
-    std::unordered_map<std::string, NamedDecl> buffers_, streams_, events_, graphs_;
+    std::unordered_map<std::string, NamedDecl> buffers_, streams_, events_, graphs_, queues_, flags_;
+    std::unordered_map<std::string, NamedDecl> thread_decls_;  // by the name in the file: one thread or an array
     int32_t capturing_ = -1;  // lowering the body of this graph: ops become its nodes
     std::unordered_map<std::string, int32_t> threads_;
     std::unordered_map<std::string, uint32_t> name_ids_;
@@ -298,7 +335,7 @@ private:
         YAML::Node where;
     };
     bool count_block(const std::vector<CountStmt>& b, int depth, Tally& t, int64_t* vars, Over& over) const;
-    void count_before_expanding(const YAML::Node& threads);
+    void count_before_expanding();
     // Interned `uses` slices: equal lists share one.
     std::map<std::vector<uint32_t>, uint32_t> uses_ids_;
     const YAML::Node undefined_{YAML::NodeType::Undefined};

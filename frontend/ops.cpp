@@ -137,6 +137,35 @@ void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::N
         op.stream = stream_or_default();
         if (!field(n, "duration")) fail_at(n, "host_func '" + label + "' needs a 'duration' (the callback's run time) such as 10us");
         op.duration = need_time(field(n, "duration"), "duration");
+        if (YAML::Node f = field(n, "sets")) op.flag = flag_ref(f);
+    } else if (kind == "put" || kind == "get") {
+        op.kind = kind == "put" ? OpKind::QueuePut : OpKind::QueueGet;
+        op.queue = queue_ref(head);
+        label = kind + ":" + sc_.program.queues[op.queue].name;
+    } else if (kind == "host_wait") {
+        op.kind = OpKind::HostWait;
+        op.flag = flag_ref(head);
+        label = "host_wait:" + sc_.program.flags[op.flag].name;
+    } else if (kind == "join") {
+        // An array name joins each of its threads in turn (full_op emits one op per thread).
+        op.kind = OpKind::Join;
+        if (sc_.program.warmup > 0)
+            fail_at(head, "join with measure: {warmup: " + std::to_string(sc_.program.warmup) +
+                              "}: every iteration ends at a barrier all threads meet, so no thread ends before the last "
+                              "iteration; drop 'warmup' or the join");
+        const std::string name = need_name(head, "thread");
+        const bool whole = name.find('[') == std::string::npos && thread_decls_.count(name) && thread_decls_.at(name).count > 1;
+        if (whole) {
+            op.target = static_cast<int32_t>(thread_decls_.at(name).first);
+            join_count_ = thread_decls_.at(name).count;
+        } else {
+            op.target = resolve(head, name, thread_decls_, "thread");
+            join_count_ = 1;
+        }
+        for (uint32_t k = 0; k < join_count_; ++k)
+            if (op.target + static_cast<int32_t>(k) == thread)
+                fail_at(head, "thread '" + sc_.program.threads[thread].name + "' joins itself; a thread joins another thread");
+        label = "join:" + sc_.program.threads[op.target].name;
     } else if (kind == "graph_instantiate" || kind == "graph_launch") {
         op.kind = kind == "graph_instantiate" ? OpKind::GraphInstantiate : OpKind::GraphLaunch;
         op.graph = graph_ref(head);
@@ -170,25 +199,38 @@ void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::N
         label = "prefetch:" + b.name;
     }
     if (YAML::Node nm = field(n, "name")) label = need_name(nm, "name");
-    if (YAML::Node u = field(n, "uses")) {
-        if (!u.IsSequence()) fail_at(u, "'uses' must be a list of managed buffers");
-        site.uses_begin = static_cast<uint32_t>(sc_.program.uses.size());
+    // The buffers the op touches: `uses` (a kernel's or host work's managed buffers), and host
+    // work's `reads` and `writes` (managed pages fault to the host, pageable ones are then in the
+    // CPU caches; pinned memory has nothing to model). One list on the site, without repeats.
+    const bool host = op.kind == OpKind::HostWork;
+    bool touched = false;
+    std::vector<uint32_t> list;
+    for (const char* key : {"uses", "reads", "writes"}) {
+        YAML::Node u = field(n, key);
+        if (!u) continue;
+        touched = true;
+        if (!u.IsSequence())
+            fail_at(u, std::string("'") + key + "' must be a list of " + (host ? "host-visible" : "managed") + " buffers such as [h_buf]");
         for (const auto& b : u) {
             int32_t id = buffer_ref(b);
-            if (sc_.program.buffers[id].kind != MemKind::Managed)
-                fail_at(b, "'uses' lists managed buffers whose residency matters; '" + sc_.program.buffers[id].name + "' is " +
-                               to_string(sc_.program.buffers[id].kind));
-            sc_.program.uses.push_back(static_cast<uint32_t>(id));
+            const Buffer& buf = sc_.program.buffers[id];
+            if (!host && buf.kind != MemKind::Managed)
+                fail_at(b, "'uses' lists managed buffers whose residency matters; '" + buf.name + "' is " + to_string(buf.kind));
+            if (host && buf.kind == MemKind::Device)
+                fail_at(b, std::string("host work cannot touch device memory: '") + buf.name + "' in '" + key +
+                               "' is a device buffer (list pageable, pinned or managed buffers)");
+            if (buf.kind == MemKind::Pinned) continue;
+            if (std::find(list.begin(), list.end(), static_cast<uint32_t>(id)) == list.end()) list.push_back(static_cast<uint32_t>(id));
         }
-        if (sc_.program.uses.size() - site.uses_begin > UINT16_MAX) fail_at(u, "'uses' lists more than 65535 buffers");
-        site.uses_count = static_cast<uint16_t>(sc_.program.uses.size() - site.uses_begin);
-        // Equal lists share one slice (an op lowered in full in many iterations lists the same buffers).
+        if (list.size() > UINT16_MAX) fail_at(u, std::string("'") + key + "' lists more than 65535 buffers");
+    }
+    if (touched && !list.empty()) {
         auto& uses = sc_.program.uses;
-        auto [it, fresh] = uses_ids_.try_emplace(std::vector<uint32_t>(uses.begin() + site.uses_begin, uses.end()), site.uses_begin);
-        if (!fresh) {
-            uses.resize(site.uses_begin);
-            site.uses_begin = it->second;
-        }
+        // Equal lists share one slice (an op lowered in full in many iterations lists the same buffers).
+        auto [it, fresh] = uses_ids_.try_emplace(list, static_cast<uint32_t>(uses.size()));
+        if (fresh) uses.insert(uses.end(), list.begin(), list.end());
+        site.uses_begin = it->second;
+        site.uses_count = static_cast<uint16_t>(list.size());
     }
 }
 

@@ -43,7 +43,7 @@ Scenario load_scenario_node(const YAML::Node& root, const std::string& yaml, con
 
 Scenario Lowerer::run(const YAML::Node& root) {
     check_keys(root, file_, {"name", "description", "hardware", "params", "options", "buffers", "streams", "events",
-                             "graphs", "threads", "tasks"},
+                             "graphs", "threads", "tasks", "queues", "flags", "measure"},
                "scenario");
     sc_.program.source = file_;
     for (const char* text_key : {"name", "description"})
@@ -66,27 +66,18 @@ Scenario Lowerer::run(const YAML::Node& root) {
     if (YAML::Node s = section("streams")) parse_streams(s);
     if (YAML::Node e = section("events")) parse_events(e);
     if (YAML::Node g = section("graphs")) parse_graphs(g);
+    if (YAML::Node q = section("queues")) parse_queues(q);
+    if (YAML::Node f = section("flags")) parse_flags(f);
+    if (YAML::Node m = section("measure")) parse_measure(m);
     YAML::Node threads = root["threads"], tasks = root["tasks"];
     if (threads && tasks) fail_at(tasks, "a scenario has either 'threads' or 'tasks', not both");
     if (!threads && !tasks) fail_at(root, "scenario has no work: add 'threads' (op lists) or 'tasks' (a graph)");
     if (threads) {
-        if (!threads.IsMap() || threads.size() == 0)
-            fail_at(threads, "'threads' must map each host thread's name to its list of ops");
-        std::vector<std::string> names;  // as substituted: a key may be "${t}"
-        for (auto it = threads.begin(); it != threads.end(); ++it) {
-            std::string name = need_name(it->first, "thread name");
-            names.push_back(name);
-            if (threads_.count(name)) fail_at(it->first, "duplicate thread '" + name + "'; give each host thread its own name");
-            if (sc_.program.threads.size() >= static_cast<size_t>(kMaxThreads))
-                fail_at(it->first, "more than " + std::to_string(kMaxThreads) + " host threads; a program may have at most that many");
-            threads_[name] = static_cast<int32_t>(sc_.program.threads.size());
-            sc_.program.threads.push_back(HostThread{name, {}});
-            per_thread_.push_back(-1);
-        }
-        count_before_expanding(threads);
-        size_t k = 0;
-        for (auto it = threads.begin(); it != threads.end(); ++it) lower_thread(names[k++], it->second);
+        declare_threads(threads);
+        count_before_expanding();
+        lower_threads();
     } else {
+        if (measure_node_) fail_at(measure_node_, "'measure' applies to the threads form; write the work as 'threads' to repeat it");
         lower_tasks(tasks);
     }
     check_program(threads ? threads : tasks);

@@ -219,6 +219,8 @@ void bench_thread_launch_sync(Ctx&, json&);
 void bench_queues_streams(Ctx&, json&);
 void bench_priority_hbm(Ctx&, json&);
 void bench_pipeline_chunks(Ctx&, json&);
+// bench_host_sync.cu (issue 11): host queues, callback flags, thread start and join.
+void bench_host_sync(Ctx&, json&);
 
 // Size lists.
 std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi

@@ -460,6 +460,15 @@ const std::vector<Bench>& benches() {
          "two streams (least and greatest priority, or both least) each with 16 read or triad kernels of 64/256 MiB, half "
          "or full grid, released together, either issued first; per-kernel end events",
          bench_priority_hbm},
+        // Issue 11 (bench_host_sync.cu): host queues, a callback's flag, threads started and joined.
+        {"host_sync",
+         {"host.queue_put_cost", "host.queue_get_cost", "host.queue_wakeup", "host.flag_wakeup", "host.thread_start",
+          "host.join_wakeup"},
+         "",
+         "a bounded mutex + condition-variable host queue (the runner's): uncontended put/get cost, the wake-up of a thread "
+         "asleep in get or put; a cudaLaunchHostFunc callback's flag seen by a spinning and a sleeping waiter; std::thread "
+         "start and join wake-up",
+         bench_host_sync},
         {"pipeline_chunks",
          {},
          "pinned chunked pipelines with a light kernel: per-chunk period in 1 and 4 streams (copy.*.bandwidth, "
