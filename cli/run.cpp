@@ -21,6 +21,8 @@
 #include "report/svg_timeline.hpp"
 #include "sim/engine.hpp"
 #include "sim/graph.hpp"
+#include "sweep/suggest.hpp"
+#include "frontend/yaml_util.hpp"
 
 namespace po = boost::program_options;
 
@@ -97,6 +99,8 @@ LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops,
 int run_main(const std::vector<std::string>& args) {
     Common c;
     std::string format = "text", trace, csv, json_out, time_limit, svg, html;
+    bool no_suggest = false;
+    sweep::SuggestOptions sopt;
     po::options_description d("run options");
     d.add_options()("help,h", "show this help")
         ("format", po::value(&format)->default_value("text"), "text or json (printed to stdout)")
@@ -105,7 +109,10 @@ int run_main(const std::vector<std::string>& args) {
         ("json", po::value(&json_out), "write the JSON report to this file")
         ("svg", po::value(&svg), "write the timeline as SVG: a row per host thread, stream and engine, the critical path marked")
         ("report", po::value(&html), "write a self-contained HTML report (timeline with tooltips, critical path, resources, metrics, warnings)")
-        ("time-limit", po::value(&time_limit), "stop with an error past this simulated time, e.g. 10s");
+        ("time-limit", po::value(&time_limit), "stop with an error past this simulated time, e.g. 10s")
+        ("no-suggest", po::bool_switch(&no_suggest), "skip the simulated suggestions (pinned buffers, sync mode, hardware queues, knobs)")
+        ("suggest-budget", po::value(&sopt.budget)->default_value(sopt.budget), "at most this many simulated runs for the suggestions (fewer for a large program: about 2*10^7 ops simulated in all)")
+        ("suggest-max-ops", po::value(&sopt.max_ops)->default_value(sopt.max_ops), "skip the suggestions for a program of more ops than this");
     add_common(d, c);
     po::variables_map vm;
     if (int rc = parse(args, d, c, "usage: hetsim run FILE [options]", vm); rc >= 0) return rc;
@@ -135,8 +142,18 @@ int run_main(const std::vector<std::string>& args) {
     for (const std::string& f : sc.profile_files) outs.input(f, "a profile file");
     Timeline tl = simulate(sc.program, sc.profile, eo);
     report::Analysis an = report::analyze(sc.program, tl);
+    // Suggestions, each simulated: the changes re-lower the scenario's text and run it again.
+    report::Suggestions sug;
+    if (!no_suggest) {
+        std::string text;
+        load_yaml_file(c.file, &text);
+        std::vector<uint32_t> critical;
+        for (const report::CriticalStep& s : an.critical_path) critical.push_back(s.op);
+        sug = sweep::suggest(text, c.file, lo, eo, sc, critical, an.end_to_end, sopt);
+    }
+    const report::Suggestions* sp = no_suggest ? nullptr : &sug;
     std::string json_text;
-    if (format == "json" || !json_out.empty()) json_text = report::dump_json(report::to_json(sc.program, tl, an));
+    if (format == "json" || !json_out.empty()) json_text = report::dump_json(report::to_json(sc.program, tl, an, sp));
     // Files first, all written or none; then stdout.
     if (!trace.empty())
         outs.set("--trace", report::to_string_with([&](std::ostream& o) { report::write_chrome_trace(o, sc.program, tl); }));
@@ -152,12 +169,12 @@ int run_main(const std::vector<std::string>& args) {
     }
     if (!html.empty())
         outs.set("--report", report::to_string_with([&](std::ostream& o) {
-            report::write_html_report(o, sc.program, tl, an, report::HtmlRun{sc.name, {}});
+            report::write_html_report(o, sc.program, tl, an, report::HtmlRun{sc.name, {}, sp});
         }));
     outs.commit();
     if (outs.stdout_taken()) return 0;  // an output went to stdout: nothing else there
     if (format == "json") std::cout << json_text << "\n";
-    else report::write_summary(std::cout, sc.program, tl, an);
+    else report::write_summary(std::cout, sc.program, tl, an, sp);
     // measure: {warmup: K}: the result is the last iteration (the summary above covers them all).
     if (format != "json" && sc.program.warmup > 0)
         std::cout << "measured iteration (after " << sc.program.warmup << " warm-up): " << report::format_time(tl.end_to_end - tl.measured_from)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "frontend/lowerer.hpp"
 #include "frontend/profile_loader.hpp"
@@ -23,6 +24,43 @@ Scenario lower(const YAML::Node& root, const std::string& file, const LoadOption
                          "unexpected YAML structure: " + e.msg);
     }
 }
+// `knobs: {buffers: [1, 2, 3, 4], nstreams: 1..8}`: params the file declares as design knobs and
+// the values to try for each (a list, or an integer range START..END or START..END+STEP).
+constexpr size_t kMaxKnobValues = 64;
+std::vector<Knob> parse_knobs(const YAML::Node& n, const std::string& file, const std::vector<std::string>& params) {
+    if (!n.IsMap()) fail(n, file, "'knobs' must map params to the values to try, such as {buffers: [1, 2, 3], nstreams: 1..8}, got " + a_node_type(n));
+    check_keys(n, file, params, "knobs (each knob is a param declared under 'params')");  // did-you-mean, duplicates
+    std::vector<Knob> out;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+        const std::string name = it->first.Scalar();
+        const YAML::Node v = it->second;
+        Knob k{name, {}, loc_of(it->first, file)};
+        if (v.IsSequence()) {
+            for (const YAML::Node& x : v) {
+                if (!x.IsScalar() || x.Scalar().empty()) fail(x, file, "knob '" + name + "': each value must be a plain value such as 2 or 8MiB, got " + a_node_type(x));
+                k.values.push_back(x.Scalar());
+            }
+        } else if (v.IsScalar()) {
+            const std::string t = v.Scalar();
+            const size_t dots = t.find("..");
+            long long lo = 0, hi = 0, step = 1;
+            char extra = 0;
+            const std::string spec = dots == std::string::npos ? "" : t.substr(0, dots) + " " + t.substr(dots + 2);
+            const int got = dots == std::string::npos ? 0 : std::sscanf(spec.c_str(), "%lld %lld+%lld%c", &lo, &hi, &step, &extra);
+            if (got < 2 || got > 3 || step <= 0 || hi < lo)
+                fail(v, file, "knob '" + name + "': expected a list of values or an integer range such as 1..8 or 1..16+4, got '" + t + "'");
+            for (long long x = lo; x <= hi && k.values.size() <= kMaxKnobValues; x += step) k.values.push_back(std::to_string(x));
+        } else {
+            fail(v, file, "knob '" + name + "': expected a list of values or a range such as 1..8, got " + a_node_type(v));
+        }
+        if (k.values.empty()) fail(v, file, "knob '" + name + "' has no values to try");
+        if (k.values.size() > kMaxKnobValues)
+            fail(v, file, "knob '" + name + "' has more than " + std::to_string(kMaxKnobValues) + " values; give fewer (a sweep, `hetsim sweep --vary`, takes more)");
+        out.push_back(std::move(k));
+    }
+    return out;
+}
+
 }  // namespace
 
 Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
@@ -43,7 +81,7 @@ Scenario load_scenario_node(const YAML::Node& root, const std::string& yaml, con
 
 Scenario Lowerer::run(const YAML::Node& root) {
     check_keys(root, file_, {"name", "description", "hardware", "params", "options", "buffers", "streams", "events",
-                             "graphs", "threads", "tasks", "queues", "flags", "measure"},
+                             "graphs", "threads", "tasks", "queues", "flags", "measure", "knobs"},
                "scenario");
     sc_.program.source = file_;
     for (const char* text_key : {"name", "description"})
@@ -56,6 +94,11 @@ Scenario Lowerer::run(const YAML::Node& root) {
         return n && !n.IsNull() ? n : YAML::Node(YAML::NodeType::Undefined);
     };
     parse_params(section("params"));
+    if (YAML::Node k = section("knobs")) {
+        std::vector<std::string> names;
+        for (const auto& q : params_) names.push_back(q.first);
+        sc_.knobs = parse_knobs(k, file_, names);
+    }
     parse_hardware(root["hardware"]);
     if (YAML::Node o = section("options")) parse_options(o);
     // The legacy default stream always exists as stream 0.

@@ -25,8 +25,17 @@ struct LoadOptions {
     uint64_t run_bytes_per_op = kRunBytesPerOp;  // kJsonRunBytesPerOp when a JSON document of all ops is built
 };
 
+// A param the file declares as a design knob (`knobs:`), with the values to try (as written,
+// each applied like `--set name=value`). The diagnosis simulates them (sweep/suggest).
+struct Knob {
+    std::string name;
+    std::vector<std::string> values;
+    SourceLoc loc;
+};
+
 struct Scenario {
     std::string name;
+    std::vector<Knob> knobs;
     HwProfile profile;
     Program program;
     std::vector<std::string> profile_files;  // the profile files read: the profile, its base, ...

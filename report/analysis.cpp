@@ -550,6 +550,7 @@ Analysis analyze(const Program& p, const Timeline& t) {
     m.exposed_sync_fraction = ratio(m.exposed_sync, m.elapsed);
 
     find_critical_path(p, t, li, resource_of, last_op, last_phase, a);
+    a.idle = attribute_idle(p, t);
     return a;
 }
 

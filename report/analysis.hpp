@@ -12,6 +12,7 @@
 #include "core/program.hpp"
 #include "core/time.hpp"
 #include "core/timeline.hpp"
+#include "report/idle.hpp"
 
 namespace hetsim::report {
 
@@ -66,6 +67,7 @@ struct Analysis {
     Metrics metrics;
     std::vector<CriticalStep> critical_path;  // in time order, first step first
     std::vector<KindShare> critical_share;    // kinds in order of first appearance, "latency" last
+    IdleReport idle;                          // why the GPU and each engine idle (report/idle.hpp)
 
     const std::string& lane(const CriticalStep& s) const { return resources[s.resource].name; }
     const std::string& kind(const CriticalStep& s) const { return resources[s.resource].kind; }

@@ -200,6 +200,41 @@ void write_critical_path(std::ostream& os, const Program& p, const Analysis& a) 
     os << "</section>\n";
 }
 
+// Why the GPU idles: per lane, a bar per cause (its share of the lane's idle time).
+void write_idle(std::ostream& os, const Analysis& a) {
+    os << "<section id=\"idle\"><h2>Why the GPU idles</h2>\n<p class=\"note\">Each idle gap split by what the GPU work "
+          "after it waited for, followed back through the recorded causes; the causes sum to the idle time.</p>\n";
+    for (const IdleLane& l : a.idle.lanes) {
+        os << "<h3 style=\"font-size:14px\">" << esc(idle_lane_words(l.name)) << ": idle " << format_time(l.idle) << " ("
+           << percent(ratio(l.idle, a.end_to_end)) << " of end to end)</h3>\n";
+        if (l.causes.empty()) continue;
+        os << "<table class=\"idle-chart\">\n<tr><th>cause</th><th>share of idle time</th><th class=\"n\">time</th></tr>\n";
+        for (size_t k = 0; k < l.causes.size() && k < kMaxSegmentRows; ++k) {
+            const IdleCause& c = l.causes[k];
+            const double f = ratio(c.time, l.idle);
+            os << "<tr><td>" << esc(idle_cause_text(c)) << "</td><td>" << bar(f) << percent(f) << "</td><td class=\"n\">"
+               << format_time(c.time) << "</td></tr>\n";
+        }
+        os << "</table>\n";
+    }
+    os << "</section>\n";
+}
+
+void write_suggestions(std::ostream& os, const Suggestions& s) {
+    os << "<section id=\"suggestions\"><h2>Suggestions, each simulated</h2>\n<p class=\"note\">Changes hetsim applied to the "
+          "scenario and simulated end to end (baseline " << format_time(s.baseline) << "), best first.</p>\n";
+    if (!s.skipped.empty()) {
+        os << "<p>none simulated: " << esc(s.skipped) << "</p></section>\n";
+        return;
+    }
+    os << "<table>\n<tr><th>change</th><th class=\"n\">end to end</th><th class=\"n\">change</th></tr>\n";
+    for (const Suggestion& g : s.list)
+        os << "<tr><td>" << esc(g.change) << "</td><td class=\"n\">" << format_time(g.end_to_end) << "</td><td class=\"n "
+           << (g.end_to_end < s.baseline ? "ok" : g.end_to_end > s.baseline ? "bad" : "") << "\">" << fixed(g.delta_pct, "%+.1f%%")
+           << "</td></tr>\n";
+    os << "</table></section>\n";
+}
+
 void write_extra(std::ostream& os, const std::vector<HtmlSection>& extra) {
     for (const HtmlSection& s : extra)
         os << "<section id=\"" << esc(s.id) << "\"><h2>" << esc(s.title) << "</h2>\n" << s.html << "\n</section>\n";
@@ -235,6 +270,9 @@ void write_html_report(std::ostream& os, const Program& p, const Timeline& t, co
     os << "<section id=\"timeline\"><h2>Timeline</h2>\n<p class=\"note\">Hover a shape for its op: name, kind, lane, start, "
           "end, duration and cause. Outlined: on the critical path.</p>\n<div class=\"timeline\">"
        << timeline_svg(p, {{"Simulated", &t, &a}}, name + ": end to end " + format_time(a.end_to_end)) << "</div></section>\n";
+    // The answers first: why the GPU idles and what to change, then the evidence.
+    write_idle(os, a);
+    if (run.suggestions) write_suggestions(os, *run.suggestions);
     write_critical_path(os, p, a);
     write_resources(os, a);
     write_metrics(os, m);

@@ -11,14 +11,14 @@
 
 #include "report/analysis.hpp"
 #include "report/compare.hpp"
+#include "report/suggestions.hpp"
 #include "core/program.hpp"
 #include "core/timeline.hpp"
 
 namespace hetsim::report {
 
 // A section given by the caller, shown after the overlap metrics, in order: room for reports
-// that need more than the timeline (why the GPU idles, simulated suggestions). `html` is
-// inserted as is; `id` names the <section>.
+// that need more than the timeline. `html` is inserted as is; `id` names the <section>.
 struct HtmlSection {
     std::string id, title, html;
 };
@@ -26,10 +26,12 @@ struct HtmlSection {
 struct HtmlRun {
     std::string scenario_name;  // the scenario's `name:`
     std::vector<HtmlSection> extra;
+    const Suggestions* suggestions = nullptr;  // the simulated suggestions table, when computed
 };
 
-// The run report: headline figures, the timeline, the critical path by segment, the resource
-// table, the overlap metrics (with their definitions), extra sections, the warnings.
+// The run report: headline figures, the timeline, why the GPU idles (a bar per cause), the
+// suggestions table (when given), the critical path by segment, the resource table, the overlap
+// metrics (with their definitions), extra sections, the warnings.
 void write_html_report(std::ostream& os, const Program& p, const Timeline& t, const Analysis& a, const HtmlRun& run);
 
 // Simulated against measured: the end-to-end error and its basis, both timelines on one time

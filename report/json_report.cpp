@@ -116,7 +116,29 @@ json metrics_json(const Metrics& m) {
             {"exposed_sync_fraction", m.exposed_sync_fraction}};
 }
 
-json to_json(const Program& p, const Timeline& t, const Analysis& a) {
+json idle_json(const IdleReport& idle) {
+    json out = json::object();
+    for (const IdleLane& l : idle.lanes) {
+        json causes = json::array();
+        for (const IdleCause& c : l.causes) causes.push_back({{"cause", c.cause}, {"ns", c.ns}, {"what", c.what}});
+        out[l.name] = {{"idle_ns", l.idle_ns}, {"causes", std::move(causes)}};
+    }
+    return out;
+}
+
+json suggestions_json(const Suggestions& s) {
+    json out = json::array();
+    for (const Suggestion& g : s.list) {
+        json sets = json::array(), edits = json::object();
+        for (const auto& [k, v] : g.sets) sets.push_back(k + "=" + v);
+        for (const auto& [k, v] : g.edits) edits[k] = v;
+        out.push_back({{"change", g.change}, {"kind", g.kind}, {"end_to_end_ns", ns_value(g.end_to_end)}, {"delta_pct", g.delta_pct},
+                       {"sets", std::move(sets)}, {"edits", std::move(edits)}});
+    }
+    return out;
+}
+
+json to_json(const Program& p, const Timeline& t, const Analysis& a, const Suggestions* sug) {
     json j;
     j["scenario"] = p.source;
     j["end_to_end_ns"] = ns_value(a.end_to_end);
@@ -128,6 +150,12 @@ json to_json(const Program& p, const Timeline& t, const Analysis& a) {
     j["resources"] = std::move(res);
 
     j["metrics"] = metrics_json(a.metrics);
+    j["idle"] = idle_json(a.idle);
+    if (sug) {
+        j["suggestions"] = suggestions_json(*sug);
+        if (!sug->skipped.empty()) j["suggestions_skipped"] = sug->skipped;
+        if (!sug->failed.empty()) j["suggestions_failed"] = sug->failed;
+    }
 
     json steps = json::array();
     for (const CriticalStep& s : a.critical_path)

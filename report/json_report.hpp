@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/analysis.hpp"
+#include "report/suggestions.hpp"
 
 namespace hetsim::report {
 
@@ -16,13 +17,19 @@ nlohmann::json ns_value(Time t);
 // The overlap metrics as the "metrics" object of a report (also used by `hetsim compare`).
 nlohmann::json metrics_json(const Metrics& m);
 
-// Keys: scenario, end_to_end_ns, resources, metrics, critical_path {steps, share}, ops, warnings.
-// More analyses add keys of their own beside these (why the GPU idles: "idle"; simulated
-// remedies: "suggestions"), present only when computed; readers ignore keys they do not know.
+// Keys: scenario, end_to_end_ns, resources, metrics, idle, critical_path {steps, share}, ops,
+// warnings, and with `sug` suggestions (a list, best first), suggestions_skipped (why none) and
+// suggestions_failed (changes whose run failed, with the error).
+// idle: {<lane>: {idle_ns, causes: [{cause, ns, what}]}} for "gpu" and each engine used, the
+// causes largest first, their integer ns summing to idle_ns. Readers ignore keys they do not know.
 // Each op: name, kind, lane/start_ns/end_ns (GPU phase if any, else host phase), host_lane,
 // host_start_ns, host_end_ns, host_cause, gpu_lane (stream), gpu_start_ns, gpu_end_ns, gpu_cause,
 // engine, sync_wait_ns, bytes; keys of an absent phase are left out.
-nlohmann::json to_json(const Program& p, const Timeline& t, const Analysis& a);
+nlohmann::json to_json(const Program& p, const Timeline& t, const Analysis& a, const Suggestions* sug = nullptr);
+
+// The "idle" object alone, and the "suggestions" list alone.
+nlohmann::json idle_json(const IdleReport& idle);
+nlohmann::json suggestions_json(const Suggestions& s);
 
 // 2-space indentation, no trailing newline (like json::dump); object keys sorted, so the
 // output is deterministic.

@@ -82,16 +82,75 @@ void write_critical_path(std::ostream& os, const Program& p, const Analysis& a) 
         os << "  " << pad(k.kind, wk) << "  " << pad(percent(k.share), 8) << format_time(k.time) << "\n";
 }
 
+constexpr size_t kMaxIdleCauses = 5;  // causes printed per lane; the rest summed in one line
+constexpr size_t kMaxSuggestions = 8;
+
+void write_idle(std::ostream& os, const Analysis& a) {
+    os << "why the GPU idles (each idle gap split by what the GPU work after it waited for):\n";
+    for (const IdleLane& l : a.idle.lanes) {
+        os << "  " << idle_lane_words(l.name) << ": idle " << format_time(l.idle) << " ("
+           << percent(ratio_of(l.idle, a.end_to_end)) << " of elapsed)" << (l.causes.empty() ? "\n" : "\n");
+        Time rest;
+        size_t more = 0;
+        for (size_t k = 0; k < l.causes.size(); ++k) {
+            const IdleCause& c = l.causes[k];
+            if (k >= kMaxIdleCauses) {
+                rest += c.time;
+                ++more;
+                continue;
+            }
+            os << "    " << pad(format_time(c.time), 12) << pad(percent(ratio_of(c.time, l.idle)), 7) << " " << idle_cause_text(c)
+               << "\n";
+        }
+        if (more)
+            os << "    " << pad(format_time(rest), 12) << pad(percent(ratio_of(rest, l.idle)), 7) << " " << more
+               << (more == 1 ? " more cause\n" : " more causes\n");
+    }
+}
+
+std::string signed_percent(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.1f%%", v);
+    return buf;
+}
+
+void write_suggestions(std::ostream& os, const Suggestions& s) {
+    os << "suggestions (each simulated end to end; baseline " << format_time(s.baseline) << "):\n";
+    if (!s.skipped.empty()) {
+        os << "  none simulated: " << s.skipped << "\n";
+        return;
+    }
+    size_t shown = 0, worse = 0;
+    for (const Suggestion& g : s.list) {
+        if (g.end_to_end >= s.baseline) {
+            ++worse;
+            continue;
+        }
+        if (shown++ >= kMaxSuggestions) continue;
+        os << "  try " << g.change << ": " << format_time(g.end_to_end) << " (" << signed_percent(g.delta_pct) << ")\n";
+    }
+    if (shown > kMaxSuggestions) os << "  ... " << shown - kMaxSuggestions << " more that help (--format json lists them)\n";
+    if (shown == 0) os << "  none of the " << s.list.size() << " changes tried shortens the run\n";
+    else if (worse) os << "  (" << worse << (worse == 1 ? " other change tried does not help)\n" : " other changes tried do not help)\n");
+    for (const std::string& f : s.failed) os << "  could not simulate " << f << "\n";
+}
+
 }  // namespace
 
-void write_summary(std::ostream& os, const Program& p, const Timeline& t, const Analysis& a) {
+void write_summary(std::ostream& os, const Program& p, const Timeline& t, const Analysis& a, const Suggestions* sug) {
     os << "scenario: " << (p.source.empty() ? std::string("<input>") : p.source) << "\n";
     os << "end-to-end: " << format_time(a.end_to_end) << "\n\n";
     write_resources(os, a);
     os << "\n";
     write_evidence(os, a);
     os << "\n";
+    write_idle(os, a);
+    os << "\n";
     write_critical_path(os, p, a);
+    if (sug) {
+        os << "\n";
+        write_suggestions(os, *sug);
+    }
     if (!t.warnings.empty()) os << "\n";
     for (const std::string& w : t.warnings) os << "warning: " << w << "\n";
 }

@@ -18,6 +18,7 @@ const char* const kDefPrefix = "# hetsim sweep ";
 const char* const kShardPrefix = "# shard ";
 const char* const kCriticalKinds[] = {"host_thread", "stream", "copy_engine", "sm", "device_copy", "latency"};
 const char* const kEngineResources[] = {"copy:h2d", "copy:d2h", "sm", "device_copy"};
+const char* const kIdleLanes[] = {"gpu", "sm"};  // idle columns: the GPU as a whole and the SMs
 
 }  // namespace
 
@@ -44,11 +45,21 @@ std::vector<std::string> utilization_columns(const SweepDef& def) {
     return c;
 }
 
+std::vector<std::string> idle_columns() {
+    std::vector<std::string> c;
+    for (const char* l : kIdleLanes) {
+        c.push_back(std::string("idle:") + l);
+        for (const std::string& k : report::idle_cause_kinds()) c.push_back(std::string("idle:") + l + ":" + k);
+    }
+    return c;
+}
+
 std::string header_row(const SweepDef& def) {
     std::string h = "point";
     for (const Axis& a : def.axes) cell(h, report::csv_field(a.name));
     for (const std::string& c : metric_columns()) cell(h, c);
     for (const std::string& c : utilization_columns(def)) cell(h, report::csv_field(c));
+    for (const std::string& c : idle_columns()) cell(h, report::csv_field(c));
     return h;
 }
 
@@ -90,6 +101,21 @@ std::string format_row(const SweepDef& def, uint64_t point, const report::Analys
         for (const report::Resource& res : an.resources)
             if (res.name == name) u = res.utilization;
         cell(r, format_double(u));
+    }
+    // Idle nanoseconds of the GPU and the SMs, then by cause (integers that sum to the first).
+    for (const char* l : kIdleLanes) {
+        const report::IdleLane* lane = an.idle.lane(l);
+        cell(r, std::to_string(lane ? lane->idle_ns : an.end_to_end.ps() / 1000));
+        for (const std::string& k : report::idle_cause_kinds()) {
+            int64_t ns = 0;
+            if (lane) {
+                for (const report::IdleCause& ic : lane->causes)
+                    if (ic.cause == k) ns += ic.ns;
+            } else if (k == "nothing_left") {
+                ns = (an.end_to_end.ps() + 500) / 1000;  // a lane the point never used idles throughout
+            }
+            cell(r, std::to_string(ns));
+        }
     }
     return r;
 }

@@ -9,7 +9,10 @@
 // resource (host threads and engines; streams are queues, not resources), the critical-path
 // share of each resource kind (0 when the kind is not on the path) and the utilisation of every
 // resource: util:host:<thread> for each thread of the scenario (SweepDef::host_threads), then
-// util:copy:h2d, util:copy:d2h, util:sm, util:device_copy (0 where a point leaves it unused).
+// util:copy:h2d, util:copy:d2h, util:sm, util:device_copy (0 where a point leaves it unused);
+// then the idle time of the GPU as a whole and of the SMs in integer ns (report/idle.hpp):
+// idle:gpu, idle:gpu:<cause> for every cause of report::idle_cause_kinds(), idle:sm, idle:sm:<cause>
+// (a lane's causes sum to its idle column).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -23,6 +26,7 @@ namespace hetsim::sweep {
 
 const std::vector<std::string>& metric_columns();  // end_to_end_ns ... critical_latency
 std::vector<std::string> utilization_columns(const SweepDef& def);  // util:host:main ... util:device_copy
+std::vector<std::string> idle_columns();  // idle:gpu, idle:gpu:host_work, ..., idle:sm:other
 std::string header_row(const SweepDef& def);      // no newline
 std::string format_row(const SweepDef& def, uint64_t point, const report::Analysis& an);  // no newline
 // Shortest text that reads back as the same double ("0.25", "1.5", "0").

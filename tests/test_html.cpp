@@ -61,6 +61,7 @@ TEST_CASE("html: hetsim run --report writes one self-contained page") {
     check_self_contained(html);
     for (const char* id : {"summary", "timeline", "critical-path", "resources", "metrics", "warnings"})
         CHECK_THAT(html, Contains(std::string("<section id=\"") + id + "\">"));
+    for (const char* id : {"idle", "suggestions"}) CHECK_THAT(html, Contains(std::string("<section id=\"") + id + "\"><h2>"));
     CHECK_THAT(html, Contains("<h1>chunked pipeline</h1>") && Contains("<svg class=\"timeline-svg\" ") &&
                          Contains(">critical path</text>") && Contains(">copy:h2d</text>") && Contains("<td>stream:s[3]</td>") &&
                          Contains("hidden by overlap") && Contains("exposed sync wait") && Contains("data-rendered"));
@@ -94,20 +95,35 @@ TEST_CASE("html: hetsim compare --report shows both timelines, the metrics and t
     CHECK(count(html, "<svg class=\"timeline-svg\" ") == 1);
 }
 
-TEST_CASE("html: the caller's extra sections (why the GPU idles, suggestions) come after the metrics") {
+TEST_CASE("html: why the GPU idles and the suggestions follow the timeline; the caller's extra sections the metrics") {
     const Scenario sc = load_scenario("scenarios/seeds/double_buffer.yaml");
     const Timeline t = simulate(sc.program, sc.profile);
     const report::Analysis a = report::analyze(sc.program, t);
+    report::Suggestions sug;
+    sug.baseline = a.end_to_end;
+    sug.list.push_back({"n=4", "knob", Time::ms(20), -48.47, {{"n", "4"}}, {}});
     std::ostringstream os;
-    report::write_html_report(os, sc.program, t, a, {sc.name, {{"idle", "Why the GPU idles", "<p>load_data on host:main</p>"}}});
+    report::HtmlRun run{sc.name, {{"notes", "Notes", "<p>a note</p>"}}, &sug};
+    report::write_html_report(os, sc.program, t, a, run);
     const std::string html = os.str();
-    const size_t metrics = html.find("<section id=\"metrics\">"), idle = html.find("<section id=\"idle\"><h2>Why the GPU idles</h2>"),
+    const size_t timeline = html.find("<section id=\"timeline\">"), metrics = html.find("<section id=\"metrics\">"),
+                 idle = html.find("<section id=\"idle\"><h2>Why the GPU idles</h2>"),
+                 suggestions = html.find("<section id=\"suggestions\"><h2>Suggestions, each simulated</h2>"),
+                 path = html.find("<section id=\"critical-path\">"), notes = html.find("<section id=\"notes\"><h2>Notes</h2>"),
                  warnings = html.find("<section id=\"warnings\">");
-    CHECK((metrics < idle && idle < warnings && warnings != std::string::npos));
-    CHECK_THAT(html, Contains("<p>load_data on host:main</p>"));
+    CHECK((timeline < idle && idle < suggestions && suggestions < path && path < metrics && metrics < notes && notes < warnings &&
+           warnings != std::string::npos));
+    CHECK_THAT(html, Contains("<p>a note</p>"));
+    // A bar per cause: the largest cause of the GPU lane first, with its share of the idle time.
+    const report::IdleLane& g = a.idle.lanes[0];
+    REQUIRE(!g.causes.empty());
+    CHECK(count(html, "<table class=\"idle-chart\">") == a.idle.lanes.size());
+    CHECK_THAT(html, Contains("<tr><td>host work: load_data on host:main</td><td><span class=\"barbox\">"));
+    CHECK_THAT(html, Contains("<tr><td>n=4</td><td class=\"n\">20.000 ms</td><td class=\"n ok\">-48.5%</td></tr>"));
     std::ostringstream plain;
     report::write_html_report(plain, sc.program, t, a, {sc.name, {}});
-    CHECK(plain.str().find("id=\"idle\"") == std::string::npos);  // no data, no section
+    CHECK(plain.str().find("id=\"suggestions\"") == std::string::npos);  // not computed, no section
+    CHECK(plain.str().find("<section id=\"idle\">") != std::string::npos);
 }
 
 TEST_CASE("html: a failed run leaves an existing report untouched") {

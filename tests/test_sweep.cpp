@@ -87,7 +87,7 @@ TEST_CASE("sweep: each CSV row equals a single hetsim run of that point") {
         const Strings& row = rows[p];
         CHECK(row[0] == std::to_string(p));
         Cli one = cli("run " + kOverlap + " --format json --set chunk=" + row[1] + " --set nstreams=" + row[2] +
-                      " --set hardware.copy.h2d.bandwidth=" + row[3]);
+                      " --set hardware.copy.h2d.bandwidth=" + row[3] + " --no-suggest");
         REQUIRE(one.exit_code == 0);
         auto j = nlohmann::json::parse(one.out);
         auto num = [](const std::string& s) { return std::stod(s); };
@@ -117,6 +117,25 @@ TEST_CASE("sweep: each CSV row equals a single hetsim run of that point") {
         for (const char* k : {"host_thread", "stream", "copy_engine", "sm", "device_copy", "latency"}) {
             double share = j["critical_path"]["share"].contains(k) ? j["critical_path"]["share"][k].get<double>() : 0.0;
             CHECK(num(col(row, std::string("critical_") + k)) == share);
+        }
+        // Why the GPU and the SMs idle: the run's causes summed by kind, in integer ns; the
+        // cause columns of a lane add up to its idle column.
+        for (const char* lane : {"gpu", "sm"}) {
+            INFO(lane);
+            REQUIRE(j["idle"].contains(lane));
+            const auto& l = j["idle"][lane];
+            CHECK(col(row, std::string("idle:") + lane) == std::to_string(l["idle_ns"].get<int64_t>()));
+            int64_t sum = 0;
+            for (const std::string& k : hetsim::sweep::idle_columns()) {
+                const std::string prefix = std::string("idle:") + lane + ":";
+                if (k.rfind(prefix, 0) != 0) continue;
+                int64_t want = 0;
+                for (const auto& c : l["causes"])
+                    if (c["cause"] == k.substr(prefix.size())) want += c["ns"].get<int64_t>();
+                CHECK(col(row, k) == std::to_string(want));
+                sum += std::stoll(col(row, k));
+            }
+            CHECK(sum == l["idle_ns"].get<int64_t>());
         }
     }
     fs::remove_all(dir);
