@@ -80,6 +80,11 @@ public:
         if (!j_->is_array()) fail("expected a list, got " + type_name());
         return j_->size();
     }
+    // A list of measured points: an empty one means the benchmark measured nothing.
+    J nonempty() const {
+        if (size() == 0) fail("is an empty list: the benchmark measured no points (run it again)");
+        return *this;
+    }
     J at(size_t i) const {
         size();
         return J((*j_)[i], *file_, path_ + "[" + std::to_string(i) + "]");
@@ -109,6 +114,22 @@ public:
         const size_t n = size();
         v.reserve(n);
         for (size_t i = 0; i < n; ++i) v.push_back(at(i).num());
+        return v;
+    }
+    // The repetitions of one GPU-timed measurement: each positive and below an hour, and within
+    // `max_spread` of each other (a disturbed run gives a 10^6x spread, which a fit would take
+    // for a slow copy engine).
+    std::vector<double> repetitions(double max_spread = 1000) const {
+        std::vector<double> v = nums();
+        for (size_t i = 0; i < v.size(); ++i)
+            if (!(v[i] > 0) || v[i] > 3.6e9) at(i).fail("expected a positive time below an hour, got " + fmtg(v[i]));
+        if (v.size() >= 2) {
+            const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+            if (*hi / *lo > max_spread)
+                fail("its repetitions spread " + fmtg(*hi / *lo, 3) + "x (" + fmtg(*lo) + " to " + fmtg(*hi) +
+                     "); repeated measurements of one point should agree within " + fmtg(max_spread) +
+                     "x: the run was disturbed, measure again");
+        }
         return v;
     }
     std::vector<int64_t> integers() const {
@@ -161,13 +182,25 @@ struct Pool {
     std::string source(const std::string& bench_recipe, size_t n) const {
         return "fit: " + bench_recipe + ", " + std::to_string(n) + " sample" + (n == 1 ? "" : "s") + ", " + label;
     }
+    // Where a message about `what` points: the benchmark it names (its first word, or the part
+    // before the first '.': "hbm.bandwidth") in the first input that has it, else "benchmarks".
+    SourceLoc loc_for(const std::string& what) const {
+        const std::string b = what.substr(0, what.find_first_of(" .:("));
+        for (const auto& f : files)
+            if (f.doc.is_object() && f.doc.contains("benchmarks") && f.doc["benchmarks"].is_object() && f.doc["benchmarks"].contains(b))
+                return report::json_file_loc(f.path, "benchmarks." + b);
+        return files.empty() ? SourceLoc{label} : report::json_file_loc(files[0].path, "benchmarks");
+    }
+    [[noreturn]] void fail(const std::string& what) const {
+        throw InputError(loc_for(what), what + (files.size() > 1 ? " (samples pooled from " + label + ")" : ""));
+    }
     // Runs a fit; a FitError becomes an InputError naming what was fitted.
     template <class F>
     auto guard(const std::string& what, F f) const {
         try {
             return f();
         } catch (const fit::FitError& e) {
-            throw InputError(SourceLoc{label}, what + ": " + e.what());
+            fail(what + ": " + e.what());
         }
     }
 };
@@ -199,7 +232,7 @@ struct Builder {
     void bandwidth(const std::string& key, double bps, const std::string& recipe, const std::string& fit_text,
                    double rms_us, size_t n) {
         if (!(bps > 0) || !std::isfinite(bps))
-            throw InputError(SourceLoc{pool.label}, key + ": the fit gives a non-positive bandwidth (" + fmtg(bps) +
+            pool.fail(key + ": the fit gives a non-positive bandwidth (" + fmtg(bps) +
                                                         " B/s); the samples do not grow with the size");
         add(key, format_bandwidth_literal(round_bandwidth(bps)), recipe, fit_text, us_text(rms_us), n);
     }
@@ -257,6 +290,8 @@ void fit_device(const Pool& pool, Builder& b) {
         where.push_back(x);
     }
     const int64_t total = same("device.memory", v, where);
+    if (total < (int64_t{256} << 20))
+        where[0].fail("is " + std::to_string(total) + " bytes; no GPU that runs these benchmarks has less than 256 MiB (a broken cudaMemGetInfo?)");
     b.add("device.memory", format_size_literal(static_cast<uint64_t>(total)), "device cudaMemGetInfo total",
           "read directly", "", v.size());
 }
@@ -279,7 +314,7 @@ struct BatchData {
 BatchData batch_data(const std::vector<J>& benches, const std::string& op) {
     BatchData d;
     for (const J& bench : benches) {
-        J pts = bench["points"];
+        J pts = bench["points"].nonempty();
         std::map<uint64_t, int64_t> kmax;
         std::vector<J> mine;
         for (size_t i = 0; i < pts.size(); ++i) {
@@ -303,7 +338,7 @@ BatchData batch_data(const std::vector<J>& benches, const std::string& op) {
         for (const J& p : mine) {
             const int64_t k = p["k"].integer();
             const uint64_t bytes = p["bytes"].bytes();
-            for (double t : p["batch_gpu_us"].nums()) {
+            for (double t : p["batch_gpu_us"].repetitions()) {
                 d.all.push_back({bytes, k, t});
                 if (k == kmax[bytes]) d.largest_k.push_back({bytes, k, t});
             }
@@ -341,7 +376,7 @@ BatchFit batch_fit(const Pool& pool, const BatchData& d, const std::string& what
     for (const auto& s : d.largest_k)
         if (s.bytes <= fixed_upto) f.push_back(s.batch_us / static_cast<double>(s.k) - static_cast<double>(s.bytes) * factor * 1e6 / bw);
     if (f.size() < 2)
-        throw InputError(SourceLoc{pool.label}, what + " fixed cost (sizes <= " + size_text(fixed_upto) +
+        pool.fail(what + " fixed cost (sizes <= " + size_text(fixed_upto) +
                                                     "): needs at least 2 samples, got " + std::to_string(f.size()));
     r.f_us = fit::median(f);
     r.f_rms = fit::rms_about(f, r.f_us);
@@ -471,7 +506,7 @@ void fit_pageable(const Pool& pool, Builder& b) {
     std::vector<J> ps = pool.bench("pageable_sweep");
     auto mode_points = [&](const std::string& mode, auto&& each) {
         for (const J& bench : ps) {
-            J pts = bench["points"];
+            J pts = bench["points"].nonempty();
             for (size_t i = 0; i < pts.size(); ++i) {
                 J p = pts.at(i);
                 if (p["mode"].str() == mode) each(p);
@@ -507,7 +542,7 @@ void fit_pageable(const Pool& pool, Builder& b) {
         for (size_t i = 0; i < call.size(); ++i) tails.push_back(total[i] - call[i]);
     });
     if (tails.size() < 2)
-        throw InputError(SourceLoc{pool.label}, "pageable_sweep host.staging_chunk (h2d_idle, sizes >= 16 MiB): needs at least 2 samples, got " +
+        pool.fail("pageable_sweep host.staging_chunk (h2d_idle, sizes >= 16 MiB): needs at least 2 samples, got " +
                                                     std::to_string(tails.size()));
     const double tail = fit::median(tails);
     const double fixed_us = static_cast<double>(b.value_of("copy.h2d.fixed")) * 1e-6;
@@ -658,7 +693,7 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
             }
         }
         if (!span.count("default") || span.size() < 2)
-            throw InputError(SourceLoc{pool.label}, "hw_queues: needs the default run and at least one CUDA_DEVICE_MAX_CONNECTIONS run");
+            pool.fail("hw_queues: needs the default run and at least one CUDA_DEVICE_MAX_CONNECTIONS run");
         const double def = fit::median(span["default"]);
         int best = 0;
         double best_d = 1e300;
@@ -714,7 +749,7 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
         std::vector<double> cg, cs;
         double ncopies = 0;
         for (const J& bench : gr) {
-            J pts = bench["kernels"]["points"];
+            J pts = bench["kernels"]["points"].nonempty();
             for (size_t i = 0; i < pts.size(); ++i) {
                 J p = pts.at(i);
                 const double n = static_cast<double>(p["nodes"].integer());
@@ -787,7 +822,7 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
         auto pts_nums = [&](const char* group, const char* key) {
             return pooled_nums(al, [&](const J& x) {
                 std::vector<double> v;
-                J pts = x[group]["points"];
+                J pts = x[group]["points"].nonempty();
                 for (size_t i = 0; i < pts.size(); ++i)
                     if (!pts.at(i).has("skipped")) {
                         std::vector<double> y = pts.at(i)[key].nums();
@@ -802,7 +837,7 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
         auto bw_fit = [&](const char* key, const char* group, const char* field, const std::string& what) {
             std::vector<double> x, y;
             for (const J& bench : al) {
-                J pts = bench[group]["points"];
+                J pts = bench[group]["points"].nonempty();
                 for (size_t i = 0; i < pts.size(); ++i) {
                     J p = pts.at(i);
                     if (p.has("skipped")) continue;
@@ -1057,7 +1092,7 @@ void fit_launch(const Pool& pool, Builder& b) {
     std::vector<double> x, y;
     for (const J& bench : ls) {
         if (!bench.has("empty_queued")) continue;
-        J pts = bench["empty_queued"]["points"];
+        J pts = bench["empty_queued"]["points"].nonempty();
         for (size_t i = 0; i < pts.size(); ++i) {
             J p = pts.at(i);
             if (p.has("blocker_expired") && p["blocker_expired"].integer() > 0) continue;
@@ -1111,7 +1146,7 @@ void fit_hbm(const Pool& pool, Builder& b) {
             }
         }
     }
-    if (full.empty()) throw InputError(SourceLoc{pool.label}, "hbm: no case 'full' (full-grid read kernel)");
+    if (full.empty()) pool.fail("hbm: no case 'full' (full-grid read kernel)");
     const uint64_t big = full.rbegin()->first;
     const std::vector<double>& t = full.rbegin()->second;
     const double m = pool.guard("hbm.bandwidth", [&] {
@@ -1153,7 +1188,7 @@ void fit_um(const Pool& pool, Builder& b) {
     std::map<uint64_t, std::map<std::string, std::vector<double>>> by_size;
     std::vector<double> pf_calls;
     for (const J& bench : us) {
-        J pts = bench["points"];
+        J pts = bench["points"].nonempty();
         for (size_t i = 0; i < pts.size(); ++i) {
             J p = pts.at(i);
             if (p.has("skipped")) continue;
@@ -1168,7 +1203,7 @@ void fit_um(const Pool& pool, Builder& b) {
             pf_calls.insert(pf_calls.end(), h.begin(), h.end());
         }
     }
-    if (by_size.empty()) throw InputError(SourceLoc{pool.label}, "um: no measured size (every point skipped)");
+    if (by_size.empty()) pool.fail("um: no measured size (every point skipped)");
     const uint64_t big = by_size.rbegin()->first;
     auto& q = by_size.rbegin()->second;
     struct P {
@@ -1193,7 +1228,7 @@ void fit_um(const Pool& pool, Builder& b) {
     std::vector<double> ratios;
     for (const J& bench : pool.maybe("um_blocks")) {
         if (!bench.has("prefetch_blocking")) continue;
-        J pts = bench["prefetch_blocking"]["points"];
+        J pts = bench["prefetch_blocking"]["points"].nonempty();
         for (size_t i = 0; i < pts.size(); ++i) {
             std::vector<double> call = pts.at(i)["call_us"].nums(), gpu = pts.at(i)["gpu_us"].nums();
             if (call.size() != gpu.size()) pts.at(i)["call_us"].fail("differs in length from gpu_us");
@@ -1297,6 +1332,10 @@ MicrobenchFile load_microbench(const std::string& path) {
     if (!f.doc.contains("benchmarks") || !f.doc["benchmarks"].is_object())
         throw InputError(at("benchmarks"), "no 'benchmarks' object; expected \"benchmarks\": {\"device\": {...}, \"copy_sweep\": {...}, ...} "
                                            "(validation/microbench/README.md)");
+    if (f.doc.contains("complete") && !(f.doc["complete"].is_boolean() && f.doc["complete"].get<bool>()))
+        throw InputError(at("complete"), "\"complete\" is " + one_line(f.doc["complete"].dump()) +
+                                             ": the microbenchmark run stopped before its end, so its samples may be partial; "
+                                             "calibrate reads complete runs only (run hetsim-microbench again to the end)");
     return f;
 }
 
@@ -1309,11 +1348,11 @@ Calibration calibrate(const std::vector<MicrobenchFile>& files) {
     try {
         run_fits(pool, b);
     } catch (const fit::FitError& e) {
-        throw InputError(SourceLoc{pool.label}, e.what());
+        pool.fail(e.what());
     }
     // Every fitted value must be accepted by the profile loader.
     HwProfile scratch;
-    for (const auto& p : cal.params) set_profile_param(scratch, p.key, p.value, SourceLoc{pool.label});
+    for (const auto& p : cal.params) set_profile_param(scratch, p.key, p.value, pool.loc_for(p.source.rfind("fit: ", 0) == 0 ? p.source.substr(5) : p.source));
     // Parameter order of the declaration table.
     std::vector<Fitted> ordered;
     for (const auto& d : param_decls())

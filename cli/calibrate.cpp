@@ -6,10 +6,10 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/outputs.hpp"
 #include "frontend/expr.hpp"
 #include "frontend/profile_loader.hpp"
 #include "calibrate/calibration.hpp"
-#include "report/output_file.hpp"
 #include "core/error.hpp"
 
 namespace po = boost::program_options;
@@ -84,6 +84,11 @@ int calibrate_main(const std::vector<std::string>& args) {
         return 2;
     }
 
+    // The output may be the base profile (it is read whole first): an update in place. It may not
+    // be a microbenchmark file.
+    Outputs outs;
+    for (const auto& in : inputs) outs.input(in, "a microbenchmark file");
+    outs.declare("-o", out);
     std::vector<calib::MicrobenchFile> files;
     for (const auto& in : inputs) files.push_back(calib::load_microbench(in));
     // A shipped name ("h200") or a path, as load_profile resolves it.
@@ -102,7 +107,9 @@ int calibrate_main(const std::vector<std::string>& args) {
         command += shell_word(a);
     }
     const std::string text = calib::render_profile(bp, cal, files, command);
-    report::write_file_atomic(out, text);
+    outs.set("-o", text);
+    outs.commit();
+    if (outs.stdout_taken()) return 0;  // the profile went to stdout: nothing else there
 
     std::printf("%-28s %-16s %-16s %8s %10s %8s\n", "parameter", "old", "new", "change", "residual", "samples");
     std::string kept;

@@ -13,6 +13,11 @@ namespace hetsim::cli {
 LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops, const std::string& max_memory = {});
 
 
+// A whole number in [lo, hi] given to `option` ("--max-ops"), or InputError({option}, ...): boost
+// would read "-5" as 2^64 - 5.
+uint64_t parse_count(const std::string& option, const std::string& text, uint64_t lo, uint64_t hi);
+constexpr uint64_t kMaxOpsLimit = uint64_t{1} << 40;  // the largest --max-ops
+
 int run_main(const std::vector<std::string>& args);    // hetsim run FILE [options]
 int graph_main(const std::vector<std::string>& args);  // hetsim graph FILE
 int lower_main(const std::vector<std::string>& args);  // hetsim lower FILE -o program.json

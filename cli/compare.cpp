@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/outputs.hpp"
 #include "frontend/scenario.hpp"
 #include "import/kineto_trace.hpp"
 #include "import/measured.hpp"
@@ -29,7 +30,7 @@ const char* kCompareUsage = "usage: hetsim compare SCENARIO.yaml MEASURED.json [
 struct CompareArgs {
     std::string scenario, measured, format = "text", trace, svg, html, max_memory;
     std::vector<std::string> sets;
-    uint64_t max_ops = 20'000'000;
+    std::string max_ops = "20000000";
     double max_error = -1;  // < 0: no check
     int top = 10;
 };
@@ -98,9 +99,16 @@ int compare_main(const std::vector<std::string>& args) {
             throw InputError({"--max-error"}, "expected a percentage >= 0");
     }
 
-    LoadOptions lo = load_options(a.sets, a.max_ops, a.max_memory);
+    Outputs outs;
+    outs.input(a.scenario, "the scenario");
+    outs.input(a.measured, "the measured timeline");
+    outs.declare("--trace", a.trace);
+    outs.declare("--svg", a.svg);
+    outs.declare("--report", a.html);
+    LoadOptions lo = load_options(a.sets, parse_count("--max-ops", a.max_ops, 1, kMaxOpsLimit), a.max_memory);
     lo.run_bytes_per_op = kJsonRunBytesPerOp;  // the measured timeline is a JSON document of every op
     Scenario sc = load_scenario(a.scenario, lo);
+    for (const std::string& f : sc.profile_files) outs.input(f, "a profile file");
     // A PyTorch profiler (Kineto) trace is read as the measured timeline of the scenario
     // `hetsim import` made from it, with per-step errors (import/measured.hpp).
     const bool kineto = import::looks_like_kineto(a.measured);
@@ -118,24 +126,26 @@ int compare_main(const std::vector<std::string>& args) {
     report::Comparison c =
         report::compare_timelines(sc.program, simulated, measured, static_cast<size_t>(a.top), m.uninstrumented);
 
-    // Files first, each written whole or not at all; then stdout.
+    // Files first, all written or none; then stdout.
     if (!a.trace.empty())
-        report::write_file_atomic(a.trace, report::to_string_with([&](std::ostream& o) {
+        outs.set("--trace", report::to_string_with([&](std::ostream& o) {
             report::write_chrome_trace_multi(o, sc.program,
                                              {{&simulated, "Simulated host", "Simulated GPU"},
                                               {&measured, "Measured host", "Measured GPU"}});
         }));
     if (!a.svg.empty()) {
         std::string title = sc.name + ": " + report::comparison_headline(c);
-        report::write_file_atomic(a.svg, report::to_string_with([&](std::ostream& o) {
+        outs.set("--svg", report::to_string_with([&](std::ostream& o) {
             report::write_svg_timelines(o, sc.program, {{"Simulated", &simulated}, {"Measured", &measured}}, title);
         }));
     }
     if (!a.html.empty())
-        report::write_file_atomic(a.html, report::to_string_with([&](std::ostream& o) {
+        outs.set("--report", report::to_string_with([&](std::ostream& o) {
             report::write_html_comparison(o, sc.program, simulated, measured, c, sc.name, a.scenario, a.measured);
         }));
-    if (a.format == "json") {
+    outs.commit();
+    if (outs.stdout_taken()) {
+    } else if (a.format == "json") {
         nlohmann::json j = report::comparison_to_json(sc.program, c, a.scenario, a.measured);
         if (kineto) j["steps"] = steps_json(steps);
         std::cout << report::dump_json(j) << "\n";

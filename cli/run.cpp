@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/outputs.hpp"
+#include "report/output_file.hpp"
 #include "frontend/expr.hpp"
 #include "frontend/profile_loader.hpp"
 #include "frontend/scenario.hpp"
@@ -14,7 +16,6 @@
 #include "report/csv_report.hpp"
 #include "report/html_report.hpp"
 #include "report/json_report.hpp"
-#include "report/output_file.hpp"
 #include "core/program_json.hpp"
 #include "report/summary.hpp"
 #include "report/svg_timeline.hpp"
@@ -32,7 +33,7 @@ namespace {
 struct Common {
     std::string file;
     std::vector<std::string> sets;
-    uint64_t max_ops = 20'000'000;
+    std::string max_ops = "20000000";
     std::string max_memory;  // empty: the default of LoadOptions
 };
 
@@ -68,9 +69,19 @@ int parse(const std::vector<std::string>& args, po::options_description& visible
     return -1;
 }
 
-LoadOptions load_options(const Common& c) { return cli::load_options(c.sets, c.max_ops, c.max_memory); }
+LoadOptions load_options(const Common& c) {
+    return cli::load_options(c.sets, parse_count("--max-ops", c.max_ops, 1, kMaxOpsLimit), c.max_memory);
+}
 
 }  // namespace
+
+uint64_t parse_count(const std::string& option, const std::string& text, uint64_t lo, uint64_t hi) {
+    const std::string want = "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" + text + "'";
+    if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) throw InputError({option}, want);
+    const uint64_t v = std::stoull(text);
+    if (v < lo || v > hi) throw InputError({option}, want);
+    return v;
+}
 
 LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops, const std::string& max_memory) {
     LoadOptions o;
@@ -117,9 +128,18 @@ int run_main(const std::vector<std::string>& args) {
         if (v.dim != Dim::Time || v.i <= 0) throw InputError({"--time-limit"}, "expected a positive time such as 10s, got '" + time_limit + "'");
         eo.time_limit = Time::ps(v.i);
     }
+    // Every output is checked before any work: never an input, a second output or a non-regular file.
+    Outputs outs;
+    outs.input(c.file, "the scenario");
+    outs.declare("--trace", trace);
+    outs.declare("--csv", csv);
+    outs.declare("--json", json_out);
+    outs.declare("--svg", svg);
+    outs.declare("--report", html);
     LoadOptions lo = load_options(c);
     if (format == "json" || !json_out.empty()) lo.run_bytes_per_op = kJsonRunBytesPerOp;
     Scenario sc = load_scenario(c.file, lo);
+    for (const std::string& f : sc.profile_files) outs.input(f, "a profile file");
     Timeline tl = simulate(sc.program, sc.profile, eo);
     report::Analysis an = report::analyze(sc.program, tl);
     // Suggestions, each simulated: the changes re-lower the scenario's text and run it again.
@@ -134,24 +154,25 @@ int run_main(const std::vector<std::string>& args) {
     const report::Suggestions* sp = no_suggest ? nullptr : &sug;
     std::string json_text;
     if (format == "json" || !json_out.empty()) json_text = report::dump_json(report::to_json(sc.program, tl, an, sp));
-    // Files first, each written whole or not at all; then stdout.
+    // Files first, all written or none; then stdout.
     if (!trace.empty())
-        report::write_file_atomic(trace, report::to_string_with([&](std::ostream& o) { report::write_chrome_trace(o, sc.program, tl); }));
-    if (!csv.empty())
-        report::write_file_atomic(csv, report::to_string_with([&](std::ostream& o) { report::write_csv(o, sc.program, tl); }));
-    if (!json_out.empty()) report::write_file_atomic(json_out, json_text + "\n");
+        outs.set("--trace", report::to_string_with([&](std::ostream& o) { report::write_chrome_trace(o, sc.program, tl); }));
+    if (!csv.empty()) outs.set("--csv", report::to_string_with([&](std::ostream& o) { report::write_csv(o, sc.program, tl); }));
+    if (!json_out.empty()) outs.set("--json", json_text + "\n");
     if (!svg.empty()) {
         report::SvgOptions so;
         so.engine_lanes = true;
         const std::string title = sc.name + ": end to end " + report::format_time(an.end_to_end);
-        report::write_file_atomic(svg, report::to_string_with([&](std::ostream& o) {
+        outs.set("--svg", report::to_string_with([&](std::ostream& o) {
             report::write_svg_timelines(o, sc.program, {{"Simulated", &tl, &an}}, title, so);
         }));
     }
     if (!html.empty())
-        report::write_file_atomic(html, report::to_string_with([&](std::ostream& o) {
+        outs.set("--report", report::to_string_with([&](std::ostream& o) {
             report::write_html_report(o, sc.program, tl, an, report::HtmlRun{sc.name, {}, sp});
         }));
+    outs.commit();
+    if (outs.stdout_taken()) return 0;  // an output went to stdout: nothing else there
     if (format == "json") std::cout << json_text << "\n";
     else report::write_summary(std::cout, sc.program, tl, an, sp);
     // measure: {warmup: K}: the result is the last iteration (the summary above covers them all).
@@ -173,11 +194,14 @@ int graph_main(const std::vector<std::string>& args) {
     add_common(d, c);
     po::variables_map vm;
     if (int rc = parse(args, d, c, "usage: hetsim graph FILE [options]", vm); rc >= 0) return rc;
+    Outputs outs;
+    outs.input(c.file, "the scenario");
+    outs.declare("-o", out.empty() ? "-" : out);
     Scenario sc = load_scenario(c.file, load_options(c));
+    for (const std::string& f : sc.profile_files) outs.input(f, "a profile file");
     DepGraph g = build_graph(sc.program);
-    std::string dot = report::to_string_with([&](std::ostream& o) { write_dot(o, sc.program, g); });
-    if (out.empty()) std::cout << dot;
-    else report::write_file_atomic(out, dot);
+    outs.set("-o", report::to_string_with([&](std::ostream& o) { write_dot(o, sc.program, g); }));
+    outs.commit();
     return 0;
 }
 
@@ -191,10 +215,13 @@ int lower_main(const std::vector<std::string>& args) {
     if (int rc = parse(args, d, c, "usage: hetsim lower FILE [-o program.json] [options]", vm); rc >= 0) return rc;
     LoadOptions lo = load_options(c);
     lo.run_bytes_per_op = kJsonRunBytesPerOp;
+    Outputs outs;
+    outs.input(c.file, "the scenario");
+    outs.declare("-o", out.empty() ? "-" : out);
     Scenario sc = load_scenario(c.file, lo);
-    std::string text = report::dump_json(program_to_json(sc.program, sc.name)) + "\n";
-    if (out.empty()) std::cout << text;
-    else report::write_file_atomic(out, text);
+    for (const std::string& f : sc.profile_files) outs.input(f, "a profile file");
+    outs.set("-o", report::dump_json(program_to_json(sc.program, sc.name)) + "\n");
+    outs.commit();
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/outputs.hpp"
 #include "frontend/scenario.hpp"
 #include "frontend/yaml_util.hpp"
 #include "report/analysis.hpp"
@@ -37,8 +38,8 @@ struct SweepArgs {
     std::string file, out, shard, plot, x, series, compare, y = "end_to_end_ns";
     std::vector<std::string> varies, sets;
     bool zip = false, resume = false, overwrite = false, best = false, heatmap = false, no_cache = false;
-    unsigned jobs = 0;
-    uint64_t max_ops = 20'000'000, stop_after = 0;
+    std::string jobs, max_ops = "20000000";
+    uint64_t stop_after = 0;
 };
 
 const char* kUsage =
@@ -222,7 +223,11 @@ int sweep_main(const std::vector<std::string>& args) {
         std::cerr << "hetsim: error: no scenario file given\n" << kUsage << "\n";
         return 2;
     }
-    if (vm.count("jobs") && a.jobs == 0) throw InputError({"-j 0"}, "expected at least one job");
+    const unsigned jobs = a.jobs.empty() ? 0 : static_cast<unsigned>(parse_count("-j", a.jobs, 1, 4096));
+    const uint64_t max_ops = parse_count("--max-ops", a.max_ops, 1, kMaxOpsLimit);
+    // -o is the sweep's own CSV, read back to resume: it may exist; it may not be the scenario.
+    Outputs outs;
+    outs.input(a.file, "the scenario");
     sweep::SweepDef def;
     def.scenario = a.file;
     std::string text;
@@ -235,12 +240,15 @@ int sweep_main(const std::vector<std::string>& args) {
         def.has_compare = true;
     }
     def.zip = a.zip;
-    def.max_ops = a.max_ops;
+    def.max_ops = max_ops;
     def.check();
     sweep::Shard shard = a.shard.empty() ? sweep::Shard{} : sweep::parse_shard(a.shard);
     def.host_threads = check_first_point(def, text);
     const sweep::PlotRequest plot_req{a.x, a.series, a.heatmap, a.y};
     if (!a.plot.empty() || vm.count("y")) sweep::make_plot(def, {}, plot_req);  // a bad --x / --series / --y fails before any work
+    if (a.out == "-") a.out.clear();  // stdout, as without -o
+    outs.declare("-o", a.out.empty() ? "-" : a.out);
+    outs.declare("--plot", a.plot);
 
     uint64_t total = def.points(), resumed = 0;
     std::vector<std::string> rows(total);
@@ -262,7 +270,7 @@ int sweep_main(const std::vector<std::string>& args) {
     save();
 
     sweep::RunConfig cfg;
-    cfg.jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+    cfg.jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
     cfg.stop_after = a.stop_after;
     cfg.cache = !a.no_cache;
     cfg.cancel = &g_cancel;
@@ -284,11 +292,11 @@ int sweep_main(const std::vector<std::string>& args) {
                   static_cast<unsigned long long>((total + shard.count - 1 - shard.index) / shard.count),
                   shard.active() ? (" of shard " + shard.text()).c_str() : "", static_cast<unsigned long long>(res.computed),
                   static_cast<unsigned long long>(resumed), static_cast<unsigned long long>(todo.size() - res.computed), secs, cfg.jobs);
-    std::cerr << summary << (a.out.empty() ? "" : " -> " + a.out) << "\n";
-    if (res.error) {
+    if (res.error) {  // the error alone: one line
         std::cerr << res.error->message << "\n";
         return res.error->exit_code;
     }
+    std::cerr << summary << (a.out.empty() ? "" : " -> " + a.out) << "\n";
     if (res.stopped) {
         std::cerr << "hetsim sweep: stopped early" << (g_signal ? " by a signal" : " (--stop-after)")
                   << (a.out.empty() ? "" : "; the same command resumes from " + a.out) << "\n";
@@ -315,7 +323,10 @@ int sweep_main(const std::vector<std::string>& args) {
         std::string xname = a.x.empty() ? def.axes[0].name : a.x;
         for (const sweep::Crossover& c : pr.crossovers) rep << sweep::describe(c, xname) << "\n";
         if (pr.crossovers.empty() && def.has_compare && !a.heatmap) rep << "crossover: none in this range\n";
-        if (!a.plot.empty()) report::write_file_atomic(a.plot, pr.svg);
+        if (!a.plot.empty()) {
+            outs.set("--plot", pr.svg);
+            outs.commit();
+        }
     }
     return 0;
 }
@@ -346,6 +357,9 @@ int sweep_merge_main(const std::vector<std::string>& args) {
         std::cerr << "hetsim: error: no shard files given\n" << usage << "\n";
         return 2;
     }
+    Outputs outs;
+    for (const std::string& f : files) outs.input(f, "a shard");
+    outs.declare("-o", out.empty() ? "-" : out);
     sweep::MergeResult m = sweep::merge_sweep_files(files);
     bool ok = m.missing.empty() && m.duplicates.empty();
     if (!m.duplicates.empty()) {
@@ -359,8 +373,8 @@ int sweep_merge_main(const std::vector<std::string>& args) {
         std::cerr << (m.missing.size() > 10 ? ", ..." : "") << " (an unfinished or absent shard: rerun it to resume)\n";
     }
     if (!ok) return 1;
-    if (out.empty()) std::cout << m.csv;
-    else report::write_file_atomic(out, m.csv);
+    outs.set("-o", m.csv);
+    outs.commit();
     std::cerr << "hetsim sweep-merge: " << m.points << " points from " << m.files << " files" << (out.empty() ? "" : " -> " + out) << "\n";
     return 0;
 }

@@ -23,14 +23,39 @@ public:
     // Nanoseconds as a double for reports only; never fed back into the simulation.
     constexpr double ns_f() const { return static_cast<double>(v_) / 1000.0; }
 
-    constexpr Time operator+(Time o) const { return Time(v_ + o.v_); }
-    constexpr Time operator-(Time o) const { return Time(v_ - o.v_); }
-    constexpr Time& operator+=(Time o) { v_ += o.v_; return *this; }
-    constexpr Time& operator-=(Time o) { v_ -= o.v_; return *this; }
+    // Saturating: a sum past the int64 range is Time::max() (or its negative), never a wrap; the
+    // engine refuses a time of Time::max() as an overflow (sim/engine.cpp), naming the op.
+    constexpr Time operator+(Time o) const { return Time(sat_add(v_, o.v_)); }
+    constexpr Time operator-(Time o) const { return Time(sat_sub(v_, o.v_)); }
+    constexpr Time& operator+=(Time o) { v_ = sat_add(v_, o.v_); return *this; }
+    constexpr Time& operator-=(Time o) { v_ = sat_sub(v_, o.v_); return *this; }
+    // Picoseconds from a double, saturating (a cost model's product past the range, or NaN, is
+    // Time::max(); the cast alone would be undefined).
+    static constexpr Time ps_of(double v) {
+        if (!(v < 9.2e18)) return max();
+        if (v <= -9.2e18) return Time(std::numeric_limits<int64_t>::min());
+        return Time(static_cast<int64_t>(v));
+    }
+    // v * n, saturating the same way.
+    static constexpr Time ps_times(int64_t v, int64_t n) {
+        int64_t r = 0;
+        if (__builtin_mul_overflow(v, n, &r)) r = (v < 0) != (n < 0) ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+        return Time(r);
+    }
     constexpr auto operator<=>(const Time&) const = default;
 
 private:
     constexpr explicit Time(int64_t v) : v_(v) {}
+    static constexpr int64_t sat_add(int64_t a, int64_t b) {
+        int64_t r = 0;
+        if (__builtin_add_overflow(a, b, &r)) r = b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+        return r;
+    }
+    static constexpr int64_t sat_sub(int64_t a, int64_t b) {
+        int64_t r = 0;
+        if (__builtin_sub_overflow(a, b, &r)) r = b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+        return r;
+    }
     int64_t v_ = 0;
 };
 
@@ -42,6 +67,7 @@ inline Time transfer_time(uint64_t bytes, uint64_t bytes_per_s) {
     if (bytes == 0 || bytes_per_s == 0) return Time{};
     u128 num = static_cast<u128>(bytes) * 1'000'000'000'000ULL;
     u128 q = (num + bytes_per_s - 1) / bytes_per_s;
+    if (q > static_cast<u128>(std::numeric_limits<int64_t>::max())) return Time::max();  // saturates, as Time's sums do
     return Time::ps(static_cast<int64_t>(q));
 }
 

@@ -108,7 +108,9 @@ Fault apply_binary(Op op, const Value& l, const Value& r, Value& out) {
                 if (ovf) return Fault::Overflow;
                 out = Value::integer(v, l.dim);
             } else {
-                out = Value::real(op == ExprCode::kAdd ? l.as_double() + r.as_double() : l.as_double() - r.as_double());
+                const double res = op == ExprCode::kAdd ? l.as_double() + r.as_double() : l.as_double() - r.as_double();
+                if (!std::isfinite(res)) return Fault::Overflow;  // never an infinity or NaN
+                out = Value::real(res);
             }
             return Fault::None;
         }
@@ -141,6 +143,7 @@ Fault apply_binary(Op op, const Value& l, const Value& r, Value& out) {
             if (op == ExprCode::kDiv && b == 0) return Fault::DivZero;
             const double res = op == ExprCode::kMul ? a * b : a / b;
             if (dim == Dim::None) {
+                if (!std::isfinite(res)) return Fault::Overflow;  // never an infinity or NaN
                 out = Value::real(res);
                 return Fault::None;
             }

@@ -16,7 +16,8 @@ uint64_t default_max_memory() {
 }
 
 ProgramSize size_of(const Program& p) {
-    return ProgramSize{p.ops.size(), p.iter_indices.size(), p.uses.size(), p.after.size(), p.locs.size(), p.names.size()};
+    return ProgramSize{p.ops.size(), p.iter_indices.size(), p.uses.size(), p.after.size(), p.locs.size(), p.names.size(),
+                       p.streams.size(), p.events.size(), p.buffers.size()};
 }
 
 namespace {
@@ -38,6 +39,8 @@ uint64_t estimated_run_bytes(const ProgramSize& s, uint64_t per_op) {
     b = sat_add(b, sat_mul(grown(s.names), sizeof(std::string)));
     // Interned labels: assume short ones (their count, not their text, is what grows).
     b = sat_add(b, sat_mul(s.names, 32));
+    b = sat_add(b, sat_mul(s.streams, sizeof(Stream) + kRunBytesPerStream));
+    b = sat_add(b, sat_mul(sat_add(s.events, s.buffers), kRunBytesPerDecl));
     return sat_add(b, sat_mul(s.ops, per_op));
 }
 
@@ -60,6 +63,25 @@ void check_memory_cap(const Program& p, uint64_t cap, uint64_t per_op, const Sou
                                 " (about " + std::to_string(per_op) +
                                 " bytes per op for the run and its reports); lower the loop counts, or raise the cap with --max-memory "
                                 "(e.g. --max-memory 64GiB) if this machine has the memory");
+}
+
+void check_declaration_caps(const Program& p, uint64_t more_streams, uint64_t more_others, uint64_t max_ops, uint64_t max_memory,
+                            uint64_t per_op, const SourceLoc& where) {
+    ProgramSize size = size_of(p);
+    size.streams += more_streams;
+    size.events += more_others;
+    const uint64_t n = size.streams + size.events + size.buffers;
+    if (n > max_ops)
+        throw InputError(where, "the scenario declares more than " + std::to_string(max_ops) +
+                                    " streams, events and buffers in all (array elements each count; the cap is --max-ops); "
+                                    "declare fewer, or raise the cap with --max-ops if this is intended");
+    if (max_memory == 0) return;
+    const uint64_t need = estimated_run_bytes(size, per_op);
+    if (need > max_memory)
+        throw InputError(where, "the scenario needs more memory than the cap of " + bytes_text(max_memory) + " (--max-memory): " +
+                                    std::to_string(size.streams) + " streams and " + std::to_string(size.events + size.buffers) +
+                                    " events and buffers already need about " +
+                                    bytes_text(need) + "; declare fewer, or raise the cap with --max-memory if this machine has the memory");
 }
 
 uint64_t parse_max_memory(const std::string& text) {

@@ -23,7 +23,12 @@ uint64_t default_max_memory();
 // The lengths of a program's vectors that grow with its ops.
 struct ProgramSize {
     uint64_t ops = 0, iter_indices = 0, uses = 0, after = 0, locs = 0, names = 0;
+    uint64_t streams = 0, events = 0, buffers = 0;  // declared (arrays count each element)
 };
+// Bytes a run takes per declared stream (the program's entry, the engine's queues and binding
+// state: 8.2 * 10^6 streams took 6 GB) and per declared event or buffer.
+constexpr uint64_t kRunBytesPerStream = 800;
+constexpr uint64_t kRunBytesPerDecl = 160;
 ProgramSize size_of(const Program& p);
 
 // Estimated peak bytes of a run of a program of size `s`: its vectors as reserved when grown one
@@ -35,6 +40,12 @@ uint64_t estimated_run_bytes(const Program& p, uint64_t per_op = kRunBytesPerOp)
 
 // Throws InputError at `where` when estimated_run_bytes(p, per_op) exceeds `cap` (0: no cap).
 void check_memory_cap(const Program& p, uint64_t cap, uint64_t per_op, const SourceLoc& where);
+
+// After a declaration of streams, events or buffers: they count against the op cap (`max_ops`
+// items in all) and the memory cap; InputError at `where` when either is passed.
+// Checked before `more_streams` streams and `more_others` events or buffers are added to `p`.
+void check_declaration_caps(const Program& p, uint64_t more_streams, uint64_t more_others, uint64_t max_ops, uint64_t max_memory,
+                            uint64_t per_op, const SourceLoc& where);
 
 // "4GiB" -> bytes, or "0" for no cap; InputError({"--max-memory"}, ...) otherwise.
 uint64_t parse_max_memory(const std::string& text);

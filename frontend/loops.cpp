@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <cmath>
 
 #include "frontend/lowerer.hpp"
 
@@ -60,6 +61,9 @@ void Lowerer::if_checks(const YAML::Node& n) const {
 bool Lowerer::if_taken(const YAML::Node& n, const Value& c) const {
     if (c.dim != Dim::None)
         fail_at(field(n, "if"), "condition must be a comparison such as 'i > 0', got " + shown(field(n, "if")) + " (a " + to_string(c.dim) + ")");
+    if (!c.integral && !std::isfinite(c.d))
+        fail_at(field(n, "if"), "condition " + shown(field(n, "if")) + " is not a number (" + (std::isnan(c.d) ? "NaN" : "infinite") +
+                                    "); write a comparison such as 'i > 0'");
     return c.integral ? c.i != 0 : c.d != 0;
 }
 
@@ -127,6 +131,7 @@ void Lowerer::first_stmt(Stmt& s, const YAML::Node& n, int32_t thread) {
         s.var = h.var;
         s.body_node = h.body;
         s.empty = h.body.size() == 0;
+        if (count == 0) check_unrun(s.body_node);  // its mistakes are errors even when it never runs
         run_loop(s.value_node, s.var, count, s.empty, [&] { run_block(s.body, s.body_node, thread); });
     } else if (s.op_kind == "if") {
         s.kind = Stmt::kIf;
@@ -143,8 +148,9 @@ void Lowerer::first_stmt(Stmt& s, const YAML::Node& n, int32_t thread) {
             set_value(s, r.recs, c);
         }
         const bool yes = if_taken(n, c);
-        if (yes && s.has_then) run_block(s.then_block, s.then_node, thread);
-        if (!yes && s.has_else) run_block(s.else_block, s.else_node, thread);
+        // The branch not taken is checked too (in file order): its mistakes are errors as well.
+        if (s.has_then) yes ? run_block(s.then_block, s.then_node, thread) : check_unrun(s.then_node);
+        if (s.has_else) yes ? check_unrun(s.else_node) : run_block(s.else_block, s.else_node, thread);
     } else {
         s.kind = Stmt::kOp;
         first_op(s, thread);

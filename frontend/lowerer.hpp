@@ -307,6 +307,9 @@ private:
     template <class Body>
     void run_loop(const YAML::Node& count_node, const std::string& var, int64_t count, bool empty, Body&& body);
     void if_checks(const YAML::Node& n) const;
+    // The checks of an op list that does not run (unrun.cpp): kinds, keys, declared names.
+    void check_unrun(const YAML::Node& list);
+    void check_program(const YAML::Node& work) const;  // after lowering: ops exist, launched graphs are instantiated
     bool if_taken(const YAML::Node& n, const Value& c) const;
 
     // --- the count before expanding (ops.cpp) ---

@@ -346,7 +346,13 @@ void Lowerer::fill_kernel(Op& op, Site& site, const YAML::Node& n) {
     site.shape.grid = field(n, "grid") ? static_cast<uint32_t>(need_int(field(n, "grid"), "grid", 1, INT32_MAX)) : static_cast<uint32_t>(p.sm_count);
     site.shape.block = field(n, "block") ? static_cast<uint32_t>(need_int(field(n, "block"), "block", 1, 1024)) : 256;
     site.shape.regs_per_thread = field(n, "registers") ? static_cast<uint32_t>(need_int(field(n, "registers"), "registers", 1, 255)) : 32;
-    site.shape.smem_per_block = field(n, "shared_memory") ? static_cast<uint32_t>(std::min<uint64_t>(need_bytes(field(n, "shared_memory"), "shared_memory"), UINT32_MAX)) : 0;
+    if (const YAML::Node sm = field(n, "shared_memory")) {
+        const uint64_t smem = need_bytes(sm, "shared_memory");
+        if (smem > p.sm_shared_memory)  // said with the value asked for (the shape holds 32 bits)
+            fail_at(sm, "kernel cannot fit on an SM: a block needs " + std::to_string(smem) + " bytes of shared memory, more than " + std::to_string(p.sm_shared_memory) + " per SM; 'shared_memory' may be at most " +
+                            std::to_string(p.sm_shared_memory) + " bytes (" + format_bytes(p.sm_shared_memory) + ") per block");
+        site.shape.smem_per_block = static_cast<uint32_t>(smem);
+    }
     check_kernel_fits(site.shape, n);
 }
 

@@ -65,12 +65,12 @@ std::vector<Knob> parse_knobs(const YAML::Node& n, const std::string& file, cons
 
 Scenario load_scenario(const std::string& path, const LoadOptions& opts) {
     std::string text;
-    YAML::Node root = load_yaml_file(path, &text);
+    YAML::Node root = load_yaml_file(path, &text, opts.max_memory);
     return lower(root, path, opts, std::move(text));
 }
 
 Scenario load_scenario_text(const std::string& yaml, const std::string& file, const LoadOptions& opts) {
-    YAML::Node root = load_yaml_text(yaml, file);
+    YAML::Node root = load_yaml_text(yaml, file, opts.max_memory);
     return lower(root, file, opts, yaml);
 }
 
@@ -123,6 +123,7 @@ Scenario Lowerer::run(const YAML::Node& root) {
         if (measure_node_) fail_at(measure_node_, "'measure' applies to the threads form; write the work as 'threads' to repeat it");
         lower_tasks(tasks);
     }
+    check_program(threads ? threads : tasks);
     return std::move(sc_);
 }
 
@@ -211,7 +212,11 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
             fail_at(n, "'hardware' must be a profile name or a mapping with 'profile' and parameter overrides");
         }
     }
-    sc_.profile = load_profile(profile, n ? loc_of(n, file_) : SourceLoc{file_});
+    {
+        LoadedProfile lp = load_profile_sources(profile, n ? loc_of(n, file_) : SourceLoc{file_});
+        sc_.profile = std::move(lp.profile);
+        for (const ProfileFile& f : lp.files) sc_.profile_files.push_back(f.path);
+    }
     // zero_latency first, so that explicit overrides (a fixed cost, say) still apply after it.
     for (const auto& [key, value] : opts_.sets)
         if (key == "hardware.zero_latency") {
@@ -258,11 +263,21 @@ void Lowerer::parse_options(const YAML::Node& n) {
     }
 }
 
+namespace {
+// "s[1]" is element 1 of the array s: a declared name with brackets would be a second one.
+void no_brackets(const Lowerer& l, const YAML::Node& key, const std::string& name, const char* what) {
+    if (name.find_first_of("[]") != std::string::npos)
+        l.fail_at(key, std::string(what) + " name '" + name + "' contains '[' or ']', which index arrays; declare an array with " +
+                           "'count' (" + what + " s with count: 4 gives s[0] .. s[3]) or choose a plain name");
+}
+}  // namespace
+
 void Lowerer::parse_buffers(const YAML::Node& n) {
     if (!n.IsMap()) fail_at(n, "'buffers' must map buffer names to {kind, size}");
-    uint64_t managed_total = 0;
+    uint64_t managed_total = 0, device_total = 0;
     for (auto it = n.begin(); it != n.end(); ++it) {
         std::string name = need_name(it->first, "buffer name");
+        no_brackets(*this, it->first, name, "buffer");
         if (buffers_.count(name)) fail_at(it->first, "duplicate buffer '" + name + "'; each buffer name may be declared once");
         const YAML::Node b = it->second;  // a copy: it->second is a member of a temporary
         if (!b.IsMap()) fail_at(b, "buffer '" + name + "' must be a mapping such as {kind: device, size: 64MiB}, got " + a_node_type(b));
@@ -283,12 +298,22 @@ void Lowerer::parse_buffers(const YAML::Node& n) {
         uint64_t size = need_bytes(b["size"], "buffer size");
         if (size == 0) fail_at(b["size"], "buffer '" + name + "' has size 0; give it a positive size such as 64MiB");
         uint32_t count = b["count"] ? static_cast<uint32_t>(need_int(b["count"], "buffer count", 1, 1 << 20)) : 1;
+        check_declaration_caps(sc_.program, 0, count, opts_.max_ops, opts_.max_memory, opts_.run_bytes_per_op,
+                               loc(b["count"] ? b["count"] : it->first));
         bool on_device = false;
         if (YAML::Node r = b["resident"]) {
             if (mk != MemKind::Managed) fail_at(r, "'resident' applies only to managed buffers");
             std::string where = need_name(r, "resident");
             if (where != "host" && where != "device") fail_at(r, "'resident' must be 'host' or 'device', got '" + where + "'");
             on_device = where == "device";
+        }
+        if (mk == MemKind::Device) {
+            uint64_t bytes = 0;
+            if (__builtin_mul_overflow(size, uint64_t{count}, &bytes) || __builtin_add_overflow(device_total, bytes, &device_total))
+                device_total = UINT64_MAX;
+            if (device_total > sc_.profile.device_memory)
+                fail_at(b["size"], "device buffers total " + format_bytes(device_total) + ", more than the device's " +
+                                       format_bytes(sc_.profile.device_memory) + " (device.memory); shrink them to fit");
         }
         if (mk == MemKind::Managed) {
             uint64_t bytes = 0;
@@ -308,6 +333,7 @@ void Lowerer::parse_buffers(const YAML::Node& n) {
 
 void Lowerer::parse_streams(const YAML::Node& n) {
     auto add = [&](const YAML::Node& key_node, const std::string& name, const YAML::Node& spec) {
+        no_brackets(*this, key_node, name, "stream");
         if (streams_.count(name) || name == "per_thread")
             fail_at(key_node, "stream '" + name + "' is already defined" +
                                   (name == "default" || name == "legacy" || name == "per_thread" ? " (a built-in name)" : "") +
@@ -325,6 +351,8 @@ void Lowerer::parse_streams(const YAML::Node& n) {
             if (YAML::Node p = spec["priority"]) s.priority = static_cast<int>(need_int(p, "stream priority", -5, 0));
         }
         uint32_t count = spec && spec.IsMap() && spec["count"] ? static_cast<uint32_t>(need_int(spec["count"], "stream count", 1, 4096)) : 1;
+        check_declaration_caps(sc_.program, count, 0, opts_.max_ops, opts_.max_memory, opts_.run_bytes_per_op,
+                               loc(spec && spec.IsMap() && spec["count"] ? spec["count"] : key_node));
         streams_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.streams.size()), count};
         for (uint32_t k = 0; k < count; ++k) {
             if (count > 1) s.name = name + "[" + std::to_string(k) + "]";
@@ -343,6 +371,7 @@ void Lowerer::parse_streams(const YAML::Node& n) {
 void Lowerer::parse_events(const YAML::Node& n) {
     auto add = [&](const YAML::Node& key_node, const YAML::Node& spec) {
         std::string name = need_name(key_node, "event name");
+        no_brackets(*this, key_node, name, "event");
         if (events_.count(name)) fail_at(key_node, "duplicate event '" + name + "'; each event name may be declared once");
         if (spec && !spec.IsNull()) {
             if (!spec.IsMap()) fail_at(spec, "event '" + name + "' options must be a mapping");
@@ -351,6 +380,8 @@ void Lowerer::parse_events(const YAML::Node& n) {
                 if (spec[flag]) need_bool(spec[flag], flag);
         }
         uint32_t count = spec && spec.IsMap() && spec["count"] ? static_cast<uint32_t>(need_int(spec["count"], "event count", 1, 1 << 20)) : 1;
+        check_declaration_caps(sc_.program, 0, count, opts_.max_ops, opts_.max_memory, opts_.run_bytes_per_op,
+                               loc(spec && spec.IsMap() && spec["count"] ? spec["count"] : key_node));
         events_[name] = NamedDecl{static_cast<uint32_t>(sc_.program.events.size()), count};
         bool blocking = spec && spec.IsMap() && spec["blocking_sync"] && need_bool(spec["blocking_sync"], "blocking_sync");
         for (uint32_t k = 0; k < count; ++k)

@@ -38,6 +38,7 @@ struct Scenario {
     std::vector<Knob> knobs;
     HwProfile profile;
     Program program;
+    std::vector<std::string> profile_files;  // the profile files read: the profile, its base, ...
 };
 
 Scenario load_scenario(const std::string& path, const LoadOptions& opts = {});

@@ -1,8 +1,11 @@
 #include "frontend/yaml_util.hpp"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -86,9 +89,178 @@ void reject_tab_indent(const std::string& text, const std::string& file, int upt
     }
 }
 
-YAML::Node parse(const std::string& text, const std::string& file) {
-    reject_binary(text, file);
+// A first pass over the parser's events, before any node is built (only when the text may need
+// it: needs_prepass): refuses what yaml-cpp would accept silently or expand without bound. It
+// counts the nodes that aliases add (a nested alias can name 10^8 nodes in a few lines; everything
+// that walks the tree walks them all), a second document, and merge keys ('<<'), which yaml-cpp
+// would take as an ordinary key.
+class Prepass final : public YAML::EventHandler {
+public:
+    explicit Prepass(std::string file) : file_(std::move(file)) {}
+    uint64_t nodes = 0;
+
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { leaf(m, a, nullptr); }
+    void OnScalar(const YAML::Mark& m, const std::string& tag, YAML::anchor_t a, const std::string& value) override {
+        leaf(m, a, tag == "?" && value == "<<" ? &value : nullptr);
+    }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
+        key_turn();
+        const uint64_t add = a < sizes_.size() ? sizes_[a] : 1;
+        expanded_ += add;
+        aliased_ += add;
+        if (aliased_ > alias_cap())
+            throw InputError({file_, m.line + 1, m.column + 1},
+                             "YAML aliases expand to more than " + std::to_string(alias_cap()) +
+                                 " nodes (this '*' alias is where the count passes it); write the repeated part once with "
+                                 "repeat or params instead of nesting aliases");
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+        open(m, a, false);
+    }
+    void OnSequenceEnd() override { close(); }
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+        open(m, a, true);
+    }
+    void OnMapEnd() override { close(); }
+
+private:
+    struct Frame {
+        bool map;
+        bool at_key = true;  // a map: the next node is a key
+        YAML::anchor_t anchor;
+        uint64_t start;  // expanded_ when it opened
+    };
+    uint64_t alias_cap() const { return std::max<uint64_t>(1'000'000, nodes); }
+
+    void key_turn(const YAML::Mark* m = nullptr, const std::string* merge = nullptr) {
+        if (stack_.empty() || !stack_.back().map) return;
+        Frame& f = stack_.back();
+        if (f.at_key && merge && m)
+            throw InputError({file_, m->line + 1, m->column + 1},
+                             "YAML merge keys ('<<') are not supported; write the keys out in this mapping (an anchor "
+                             "and alias may repeat a whole mapping: &name / *name)");
+        f.at_key = !f.at_key;
+    }
+    void count(const YAML::Mark& m) {
+        ++nodes;
+        ++expanded_;
+        if (nodes > kMaxNodes)
+            throw InputError({file_, m.line + 1, m.column + 1},
+                             "the file holds more than " + std::to_string(kMaxNodes) + " YAML nodes; shorten it (repeat blocks write many ops in a few lines)");
+    }
+    void leaf(const YAML::Mark& m, YAML::anchor_t a, const std::string* merge) {
+        key_turn(&m, merge);
+        count(m);
+        remember(a, 1);
+    }
+    void open(const YAML::Mark& m, YAML::anchor_t a, bool map) {
+        key_turn();
+        count(m);
+        stack_.push_back(Frame{map, true, a, expanded_ - 1});
+    }
+    void close() {
+        const Frame f = stack_.back();
+        stack_.pop_back();
+        remember(f.anchor, expanded_ - f.start);
+    }
+    void remember(YAML::anchor_t a, uint64_t size) {
+        if (a == YAML::NullAnchor) return;
+        if (sizes_.size() <= a) sizes_.resize(a + 1, 1);
+        sizes_[a] = size;
+    }
+    static constexpr uint64_t kMaxNodes = uint64_t{1} << 32;
+
+    std::string file_;
+    std::vector<Frame> stack_;
+    std::vector<uint64_t> sizes_;  // by anchor: the nodes its subtree expands to
+    uint64_t expanded_ = 0, aliased_ = 0;
+};
+
+// CR-only line breaks (old Mac files) are YAML line breaks; yaml-cpp reads only LF and CRLF.
+std::string normalized_breaks(const std::string& text) {
+    if (text.find('\r') == std::string::npos) return text;
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) out += '\n';
+        else out += text[i];
+    }
+    return out;
+}
+
+void prepass(const std::string& text, const std::string& file) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    Prepass p(file);
+    if (!parser.HandleNextDocument(p)) return;
+    // A second document: yaml-cpp's Load would ignore it.
+    struct Second final : YAML::EventHandler {
+        YAML::Mark mark;
+        bool seen = false;
+        void OnDocumentStart(const YAML::Mark& m) override {
+            if (!seen) mark = m;
+            seen = true;
+            throw Stop{};
+        }
+        void OnDocumentEnd() override {}
+        void OnNull(const YAML::Mark& m, YAML::anchor_t) override { OnDocumentStart(m); }
+        void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { OnDocumentStart(m); }
+        void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { OnDocumentStart(m); }
+        void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+            OnDocumentStart(m);
+        }
+        void OnSequenceEnd() override {}
+        void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+            OnDocumentStart(m);
+        }
+        void OnMapEnd() override {}
+        struct Stop {};
+    } second;
+    bool more = false;
     try {
+        more = parser.HandleNextDocument(second);
+    } catch (const Second::Stop&) {
+        more = true;
+    }
+    if (more && second.seen)
+        throw InputError({file, second.mark.line + 1, 1},
+                         "a second YAML document (after '---' or '...') is not supported: a file holds one scenario or "
+                         "profile; remove the separator, or split the file");
+}
+
+// yaml-cpp's tree takes about this many bytes per byte of text (measured: a 5 MB list of op
+// maps, 152k ops, 370 MB).
+constexpr uint64_t kYamlBytesPerTextByte = 80;
+
+// Whether the text may hold an alias ('*name' where a node starts), a merge key ('<<') or a
+// document marker ('---' or '...' at the start of a line): only then is the event pass (which
+// reads the text a second time) needed. A false positive costs that pass, nothing else.
+bool needs_prepass(const std::string& t) {
+    if (t.find("<<") != std::string::npos) return true;
+    for (size_t i = 0; i < t.size(); ++i) {
+        const char c = t[i];
+        if (c == '*' && i + 1 < t.size() && (std::isalnum(static_cast<unsigned char>(t[i + 1])) || t[i + 1] == '_') &&
+            (i == 0 || t[i - 1] == ' ' || t[i - 1] == '\t' || t[i - 1] == '\n' || t[i - 1] == '[' || t[i - 1] == '{' || t[i - 1] == ','))
+            return true;
+        if ((i == 0 || t[i - 1] == '\n') && (t.compare(i, 3, "---") == 0 || t.compare(i, 3, "...") == 0)) return true;
+    }
+    return false;
+}
+
+YAML::Node parse(const std::string& raw, const std::string& file, uint64_t max_memory) {
+    reject_binary(raw, file);
+    const std::string text = normalized_breaks(raw);
+    // Small files are left to the scenario's own estimate (frontend/limits.hpp): their trees are small.
+    if (max_memory && text.size() >= (uint64_t{1} << 20) && text.size() > max_memory / kYamlBytesPerTextByte)
+        throw InputError({file}, "the file is " + std::to_string(text.size() >> 20) + " MiB: its YAML tree takes about " +
+                                     std::to_string(text.size() * kYamlBytesPerTextByte >> 20) + " MiB, more than the cap of " +
+                                     std::to_string(max_memory >> 20) +
+                                     " MiB (--max-memory); shorten it (repeat blocks write many ops in a few lines), or raise "
+                                     "the cap with --max-memory");
+    try {
+        if (needs_prepass(text)) prepass(text, file);
         YAML::Node root = YAML::Load(text);
         if (!root || root.IsNull()) throw InputError({file, 1, 1}, "file is empty: expected a YAML mapping");
         if (!root.IsMap())
@@ -120,7 +292,7 @@ YAML::Node parse(const std::string& text, const std::string& file) {
 }
 }  // namespace
 
-YAML::Node load_yaml_file(const std::string& path, std::string* text) {
+YAML::Node load_yaml_file(const std::string& path, std::string* text, uint64_t max_memory) {
     if (std::filesystem::is_directory(path)) throw InputError({path}, "is a directory, not a YAML file");
     if (!std::filesystem::exists(path)) throw InputError({path}, "no such file");
     std::ifstream in(path, std::ios::binary);
@@ -128,12 +300,14 @@ YAML::Node load_yaml_file(const std::string& path, std::string* text) {
     std::stringstream ss;
     ss << in.rdbuf();
     std::string s = ss.str();
-    YAML::Node root = parse(s, path);
-    if (text) *text = std::move(s);
+    YAML::Node root = parse(s, path, max_memory);
+    if (text) *text = normalized_breaks(s);
     return root;
 }
 
-YAML::Node load_yaml_text(const std::string& text, const std::string& file) { return parse(text, file); }
+YAML::Node load_yaml_text(const std::string& text, const std::string& file, uint64_t max_memory) {
+    return parse(text, file, max_memory);
+}
 
 SourceLoc loc_of(const YAML::Node& n, const std::string& file) {
     YAML::Mark m = n.Mark();

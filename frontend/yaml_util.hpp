@@ -2,6 +2,7 @@
 #pragma once
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -11,8 +12,11 @@
 namespace hetsim {
 
 // Loads a YAML document from a file (or text, for tests); syntax errors become InputErrors.
-YAML::Node load_yaml_file(const std::string& path, std::string* text = nullptr);  // text: the file's contents
-YAML::Node load_yaml_text(const std::string& text, const std::string& file);
+// Also refused: a second document, merge keys ('<<'), aliases that expand past max(10^6, the
+// file's own nodes), and, when `max_memory` is not 0, a tree whose estimated size passes it.
+// CR-only line breaks are read as line breaks (`text` gets them as LF).
+YAML::Node load_yaml_file(const std::string& path, std::string* text = nullptr, uint64_t max_memory = 0);  // text: the file's contents
+YAML::Node load_yaml_text(const std::string& text, const std::string& file, uint64_t max_memory = 0);
 
 SourceLoc loc_of(const YAML::Node& n, const std::string& file);
 

@@ -47,8 +47,8 @@ double CopyEngines::factor(int dir) const {
 
 void CopyEngines::schedule(int dir) {
     Running& c = running_[dir];
-    auto ps = static_cast<int64_t>(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
-    sink_.wake(UnitId::CopyEngines, now_ + Time::ps(ps), static_cast<uint32_t>(dir), ++c.version);
+    const Time left = Time::ps_of(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
+    sink_.wake(UnitId::CopyEngines, now_ + left, static_cast<uint32_t>(dir), ++c.version);
 }
 
 void CopyEngines::rescale(int dir) {
@@ -57,8 +57,8 @@ void CopyEngines::rescale(int dir) {
     const double f = factor(dir);
     if (f == c.factor) return;
     const Time now = now_;
-    auto done = static_cast<int64_t>(static_cast<double>((now - c.last).ps()) / c.factor);
-    c.work_left = c.work_left > Time::ps(done) ? c.work_left - Time::ps(done) : Time{};
+    const Time done = Time::ps_of(static_cast<double>((now - c.last).ps()) / c.factor);
+    c.work_left = c.work_left > done ? c.work_left - done : Time{};
     c.last = now;
     c.factor = f;
     schedule(dir);

@@ -75,7 +75,7 @@ void SmScheduler::fill() {
             bt.last = now;
             mem_batches_.push_back(b);
             mem_dirty_ = true;
-            schedule(b, now + Time::ps(work.ps() * std::max<int64_t>(1, mem_active_)));
+            schedule(b, now + Time::ps_times(work.ps(), std::max<int64_t>(1, mem_active_)));
         } else {
             schedule(b, now + work);
         }
@@ -140,7 +140,7 @@ void SmScheduler::rescale_memory_bound() {
         const Time done = Time::ps((now - bt.last).ps() / old);
         bt.work_left = bt.work_left > done ? bt.work_left - done : Time{};
         bt.last = now;
-        schedule(b, now + Time::ps(bt.work_left.ps() * std::max<int64_t>(1, n)));
+        schedule(b, now + Time::ps_times(bt.work_left.ps(), std::max<int64_t>(1, n)));
     }
 }
 

@@ -324,6 +324,13 @@ private:
     void thread(size_t th) {
         const WThread& t = w_.threads[th];
         out_ << "  " << t.name << ":\n";
+        if (th == 0) {
+            // CUDA refuses a launch of a graph that was never instantiated: the trace's graphs were
+            // instantiated before the profiled window, here at the main thread's start (their
+            // host cost, graph.instantiate_per_node a node, is part of the prediction).
+            for (const WGraph& g : w_.graphs) out_ << "    - graph_instantiate: " << g.name << "\n";
+            if (graph_) out_ << "    - if: cuda_graph\n      then: [{graph_instantiate: step_graph}]\n";
+        }
         if (w_.repeat) {
             const size_t body = w_.body_len[th];
             out_ << "    - repeat: steps\n      var: step\n      do:" << (body == 0 ? " []" : "") << "\n";

@@ -78,11 +78,20 @@ MeasuredTrace read_kineto_measured(const std::string& trace, const Program& p, c
         for (const HostThread& h : p.threads)
             if (h.name == th.name) pt = &h;
         if (!pt) throw mismatch("the scenario has no host thread '" + th.name + "', which the trace imports as");
-        if (pt->ops.size() != want.size())
-            throw mismatch("thread '" + th.name + "' of the scenario has " + std::to_string(pt->ops.size()) + " ops; the trace's " +
+        // The import instantiates the trace's graphs at the main thread's start (they were
+        // instantiated before the profiled window): those ops have no measured counterpart and
+        // get zero-length records where the window's first op starts.
+        size_t lead = 0;
+        while (lead < pt->ops.size() && p.ops[pt->ops[lead]].kind == OpKind::GraphInstantiate) ++lead;
+        if (pt->ops.size() - lead != want.size())
+            throw mismatch("thread '" + th.name + "' of the scenario has " + std::to_string(pt->ops.size() - lead) + " ops; the trace's " +
                            std::to_string(w.steps) + " steps import as " + std::to_string(want.size()));
+        for (size_t k = 0; k < lead; ++k) {
+            OpRecord& r = m.timeline.ops[pt->ops[k]];
+            r.host_start = r.host_end = want.empty() ? Time{} : ps(want.front().op->host.start);
+        }
         for (size_t k = 0; k < want.size(); ++k) {
-            const uint32_t i = pt->ops[k];
+            const uint32_t i = pt->ops[k + lead];
             const Op& op = p.ops[i];
             const Expected& e = want[k];
             const std::string& label = p.label(op);

@@ -6,15 +6,15 @@ namespace hetsim {
 
 Time contended_call(const HwProfile& p, Time base, uint32_t others) {
     if (others == 0 || p.launch_contention <= 0) return base;
-    return Time::ps(static_cast<int64_t>(static_cast<double>(base.ps()) * (1.0 + p.launch_contention * others)));
+    return Time::ps_of(static_cast<double>(base.ps()) * (1.0 + p.launch_contention * others));
 }
 
 Time graph_launch_cost(const HwProfile& p, uint64_t nodes) {
-    return p.graph_launch_cost + Time::ps(p.graph_launch_per_node.ps() * static_cast<int64_t>(nodes));
+    return p.graph_launch_cost + Time::ps_times(p.graph_launch_per_node.ps(), static_cast<int64_t>(nodes));
 }
 
 Time graph_instantiate_cost(const HwProfile& p, uint64_t nodes) {
-    return Time::ps(p.graph_instantiate_per_node.ps() * static_cast<int64_t>(nodes));
+    return Time::ps_times(p.graph_instantiate_per_node.ps(), static_cast<int64_t>(nodes));
 }
 
 Time bytes_call_cost(uint64_t bytes, uint64_t bw) { return bw ? transfer_time(bytes, bw) : Time{}; }
@@ -26,7 +26,7 @@ Time cpu_fault_time(const HwProfile& p, uint64_t bytes) { return transfer_time(b
 Time prefetch_host_hold(const HwProfile& p, uint64_t bytes_to_device) {
     if (p.um_prefetch_host_block <= 0) return Time{};
     const double transfer = static_cast<double>(transfer_time(bytes_to_device, p.um_prefetch_h2d_bw).ps());
-    return Time::ps(static_cast<int64_t>(transfer * std::min(1.0, p.um_prefetch_host_block)));
+    return Time::ps_of(transfer * std::min(1.0, p.um_prefetch_host_block));
 }
 
 }  // namespace hetsim

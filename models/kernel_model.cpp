@@ -36,7 +36,7 @@ static Time compute_time(double flops, double peak) {
             if (ps <= kMaxPs) return Time::ps(static_cast<int64_t>(ps));
         }
     }
-    return Time::ps(static_cast<int64_t>(std::ceil(flops / peak * 1e12)));
+    return Time::ps_of(std::ceil(flops / peak * 1e12));
 }
 
 KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops) {

@@ -227,6 +227,10 @@ Timeline measured_timeline_from_json(const json& j, const Program& p, const std:
     if (t.end_to_end == Time{} && !p.ops.empty())
         rd.fail("the measured end to end time is 0; expected the runner's \"end_to_end_ns\" or op phases that end after 0",
                 j.contains("end_to_end_ns") ? P{"end_to_end_ns"} : P{});
+    if (t.end_to_end < latest)
+        rd.fail("\"end_to_end_ns\" " + std::to_string(t.end_to_end.ps() / 1000) + " is earlier than the end of the measured ops (" +
+                    std::to_string((latest.ps() + 999) / 1000) + " ns); end to end spans every op",
+                P{"end_to_end_ns"});
     if (j.contains("warnings") && j["warnings"].is_array())
         for (const json& w : j["warnings"])
             if (w.is_string()) t.warnings.push_back(w.get<std::string>());

@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 namespace hetsim::report {
 namespace {
@@ -126,6 +129,48 @@ private:
     const std::string& t_;
 };
 
+// The first key that appears twice in one object of `t` (valid JSON): its offset and text, or
+// npos. nlohmann::json keeps the last of them silently; a measurement file is never meant so.
+std::pair<size_t, std::string> duplicate_key(const std::string& t) {
+    struct Frame {
+        bool object;
+        bool at_key;
+        std::unordered_set<std::string> keys;
+    };
+    std::vector<Frame> stack;
+    Scanner sc(t);
+    for (size_t i = 0; i < t.size();) {
+        const char c = t[i];
+        if (c == '{' || c == '[') {
+            stack.push_back(Frame{c == '{', c == '{', {}});
+            ++i;
+        } else if (c == '}' || c == ']') {
+            if (!stack.empty()) stack.pop_back();
+            ++i;
+        } else if (c == ',') {
+            if (!stack.empty() && stack.back().object) stack.back().at_key = true;
+            ++i;
+        } else if (c == '"') {
+            const size_t end = sc.skip_string(i);
+            if (!stack.empty() && stack.back().object && stack.back().at_key) {
+                std::string key = t.substr(i + 1, end - i - 2);
+                if (key.find('\\') != std::string::npos) {
+                    try {
+                        key = json::parse(t.substr(i, end - i)).get<std::string>();
+                    } catch (const json::exception&) {
+                    }
+                }
+                if (!stack.back().keys.insert(key).second) return {i, key};
+                stack.back().at_key = false;
+            }
+            i = end;
+        } else {
+            ++i;
+        }
+    }
+    return {std::string::npos, {}};
+}
+
 }  // namespace
 
 json read_json_file(const std::string& path, const std::string& expected, std::string* text_out) {
@@ -157,6 +202,9 @@ json read_json_file(const std::string& path, const std::string& expected, std::s
                 if (auto at = text.find(reason.substr(q + 1, r - q - 1)); at != std::string::npos) off = at;
         throw InputError(loc_at(path, text, off), "not valid JSON: " + reason + " (the file should be " + expected + ")");
     }
+    if (auto [at, key] = duplicate_key(text); at != std::string::npos)
+        throw InputError(loc_at(path, text, at), "duplicate key \"" + parse_reason(key) +
+                                                     "\" in one object; each key may appear once (the file should be " + expected + ")");
     if (text_out) *text_out = std::move(text);
     return j;
 }

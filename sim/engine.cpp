@@ -61,6 +61,14 @@ Timeline records_for(const Program& pg) {
     return t;
 }
 
+// A time in the largest unit that shows it exactly: "10 s", "1500 ns", "1 ps".
+std::string exact_time(Time t) {
+    static const std::pair<int64_t, const char*> units[] = {{1'000'000'000'000, "s"}, {1'000'000'000, "ms"}, {1'000'000, "us"}, {1'000, "ns"}};
+    for (const auto& [scale, name] : units)
+        if (t.ps() % scale == 0) return std::to_string(t.ps() / scale) + " " + name;
+    return std::to_string(t.ps()) + " ps";
+}
+
 class Simulator final : public UnitSink {
 public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
@@ -92,10 +100,11 @@ public:
         while (!q_.empty()) {
             SimEvent e = q_.pop();
             Time now = Time::ps(e.time);
+            if (now == Time::max()) throw_time_overflow(e);
             if (now < now_) throw std::logic_error("hetsim engine: time went backwards");
             if (now > opts_.time_limit)
-                throw DeadlockError("simulated time passed the limit of " + std::to_string(opts_.time_limit.ps() / 1000) +
-                                    " ns; raise it with --time-limit");
+                throw DeadlockError("simulated time passed the limit of " + exact_time(opts_.time_limit) +
+                                    "; raise it with --time-limit");
             now_ = now;
             switch (e.type()) {
                 case kHostStep: host_step(e.a); break;
@@ -113,6 +122,31 @@ public:
         tl_.end_to_end = end;
         tl_.sm_thread_occupancy_ps = sms_.thread_occupancy_ps();
         return std::move(tl_);
+    }
+
+    // An event at Time::max(): a sum of times saturated there (core/time.hpp). The op it is
+    // about is at fault: its duration or size, or the ops before it.
+    [[noreturn]] void throw_time_overflow(const SimEvent& e) const {
+        int64_t op = -1;
+        switch (e.type()) {
+            case kGpuDone: case kGpuReady: case kHostDone: op = e.a; break;
+            case kHostStep: {
+                const auto& ops = pg_.threads[e.a].ops;
+                const uint32_t pc = threads_[e.a].pc;
+                if (!ops.empty()) op = ops[pc > 0 ? std::min<size_t>(pc - 1, ops.size() - 1) : 0];
+                break;
+            }
+            default:  // a copy or kernel batch: the GPU op that started last and has not ended
+                for (size_t k = 0; k < tl_.ops.size(); ++k)
+                    if (tl_.ops[k].has_gpu() && !done(static_cast<uint32_t>(k)) &&
+                        (op < 0 || tl_.ops[k].gpu_start >= tl_.ops[static_cast<size_t>(op)].gpu_start))
+                        op = static_cast<int64_t>(k);
+        }
+        const std::string what = "the simulated time would reach the end of its range (2^63 ps, about 106 days)";
+        if (op < 0) throw InputError(SourceLoc{}, what + "; shorten the scenario's durations or sizes");
+        const Op& o = pg_.ops[static_cast<size_t>(op)];
+        throw InputError(pg_.loc(o), "op '" + pg_.op_name(static_cast<uint32_t>(op)) + "': " + what +
+                                         " where it ends; give it a smaller duration or size (or the ops before it)");
     }
 
     // ------------------------------------------------------------ UnitSink

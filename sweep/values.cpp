@@ -162,6 +162,7 @@ void expand_range(const std::string& item, std::vector<std::string>& out, bool* 
             op = i;
             break;
         }
+    if (!rest.empty() && rest[0] == '.') bad("'" + item + "' has more than two dots; a range is START..END, e.g. 1..8");
     std::string end = trim(rest.substr(0, op)), step = op == std::string::npos ? "" : trim(rest.substr(op + 1));
     if (start.empty() || end.empty() || (op != std::string::npos && step.empty()) || rest.find("..") != std::string::npos)
         bad("'" + item + "' is not a range: " + form);

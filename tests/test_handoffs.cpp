@@ -313,6 +313,7 @@ graphs:
       after: []
 threads:
   main:
+    - graph_instantiate: g
     - graph_launch: g
       stream: s
     - stream_sync: s

@@ -136,7 +136,7 @@ TEST_CASE("limits: the simulated-time cap stops the run") {
     EngineOptions eo;
     eo.time_limit = Time::ms(50);
     CHECK_THROWS_WITH(simulate(sc.program, sc.profile, eo),
-                      Contains("simulated time passed the limit of 50000000 ns; raise it with --time-limit"));
+                      Contains("simulated time passed the limit of 50 ms; raise it with --time-limit"));
     eo.time_limit = Time::ms(100);
     CHECK(simulate(sc.program, sc.profile, eo).end_to_end == Time::ms(100));
 }

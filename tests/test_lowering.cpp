@@ -274,6 +274,7 @@ graphs:
       duration: 5us
 threads:
   main:
+    - graph_instantiate: g
     - repeat: 6
       do:
         - event_record: ev[i % 3]
@@ -333,7 +334,7 @@ threads:
             CHECK(p.ops[launch + 1].stream == p.ops[launch].stream);
         }
     }
-    CHECK(p.ops.size() == 6 * 6 + 3 * 2);
+    CHECK(p.ops.size() == 1 + 6 * 6 + 3 * 2);  // the instantiate, 6 ops per iteration, 3 launches of 2 ops
 }
 
 TEST_CASE("lowering: an op map aliased at two loop depths has each place's loop indices", "[lowering]") {
@@ -425,6 +426,7 @@ threads:
           do:
             - host: t2b
               duration: 1us
+    - graph_instantiate: g
 )";
     auto error = [&](uint64_t max_ops) {
         LoadOptions lo;
@@ -447,7 +449,8 @@ threads:
     CHECK(error(120) == "cap.yaml:46:15: error: the scenario expands to more than 120" + ops);
     CHECK(error(263) == "cap.yaml:41:11: error: the scenario expands to more than 263" + ops);
     CHECK(error(274) == "cap.yaml:46:15: error: the scenario expands to more than 274" + ops);
-    CHECK(error(275) == "(no error)");
+    CHECK(error(275) == "cap.yaml:48:7: error: the scenario expands to more than 275" + ops);  // the instantiate (a launch needs one)
+    CHECK(error(276) == "(no error)");
     // 10^14 ops: refused at once, nothing expanded.
     CHECK_THROWS_WITH(load_scenario_text(R"(
 threads:
