@@ -149,7 +149,7 @@ int run_main(const std::vector<std::string>& args) {
         load_yaml_file(c.file, &text);
         std::vector<uint32_t> critical;
         for (const report::CriticalStep& s : an.critical_path) critical.push_back(s.op);
-        sug = sweep::suggest(text, c.file, lo, eo, sc, critical, an.end_to_end, sopt);
+        sug = sweep::suggest(text, c.file, lo, eo, sc, critical, an.measured, sopt);
     }
     const report::Suggestions* sp = no_suggest ? nullptr : &sug;
     std::string json_text;
@@ -175,10 +175,6 @@ int run_main(const std::vector<std::string>& args) {
     if (outs.stdout_taken()) return 0;  // an output went to stdout: nothing else there
     if (format == "json") std::cout << json_text << "\n";
     else report::write_summary(std::cout, sc.program, tl, an, sp);
-    // measure: {warmup: K}: the result is the last iteration (the summary above covers them all).
-    if (format != "json" && sc.program.warmup > 0)
-        std::cout << "measured iteration (after " << sc.program.warmup << " warm-up): " << report::format_time(tl.end_to_end - tl.measured_from)
-                  << " (from " << report::format_time(tl.measured_from) << " to " << report::format_time(tl.end_to_end) << ")\n";
     return 0;
 }
 

@@ -469,6 +469,8 @@ std::string gpu_run_lane(const Program& p, uint32_t op, const OpRecord& r) {
 Analysis analyze(const Program& p, const Timeline& t) {
     Analysis a;
     a.end_to_end = t.end_to_end;
+    a.measured = t.end_to_end - t.measured_from;
+    a.warmup = p.warmup;
     Metrics& m = a.metrics;
 
     // Pass 1: what each block list holds (host threads, engines, and per stream its GPU phases

@@ -66,6 +66,10 @@ struct KindShare {
 
 struct Analysis {
     Time end_to_end;
+    // The result: end_to_end less Timeline::measured_from (measure: {warmup: K}: the last of the
+    // K + 1 iterations; without warm-up the whole run).
+    Time measured;
+    uint32_t warmup = 0;
     std::vector<Resource> resources;          // host threads, streams, then engines
     Metrics metrics;
     std::vector<CriticalStep> critical_path;  // in time order, first step first

@@ -139,7 +139,11 @@ void write_suggestions(std::ostream& os, const Suggestions& s) {
 
 void write_summary(std::ostream& os, const Program& p, const Timeline& t, const Analysis& a, const Suggestions* sug) {
     os << "scenario: " << (p.source.empty() ? std::string("<input>") : p.source) << "\n";
-    os << "end-to-end: " << format_time(a.end_to_end) << "\n\n";
+    os << "end-to-end: " << format_time(a.measured);
+    if (a.warmup)
+        os << " (the measured iteration: the last of " << a.warmup + 1 << ", after " << a.warmup << " warm-up; all iterations "
+           << format_time(a.end_to_end) << ")";
+    os << "\n\n";
     write_resources(os, a);
     os << "\n";
     write_evidence(os, a);

@@ -82,7 +82,8 @@ public:
         LoadOptions lo = lo_;
         for (const auto& s : c.sets) lo.sets.push_back(s);
         Scenario sc = c.edits.empty() ? load_scenario_text(text_, file_, lo) : load_scenario_text(edited_text(text_, file_, c.edits), file_, lo);
-        return simulate(sc.program, sc.profile, eo_).end_to_end;
+        const Timeline t = simulate(sc.program, sc.profile, eo_);
+        return t.end_to_end - t.measured_from;  // measure: {warmup: K}: the last iteration
     }
 
     uint64_t left() const { return left_; }
