@@ -9,6 +9,7 @@
 #include "import/emit.hpp"
 #include "import/kineto_trace.hpp"
 #include "import/workload.hpp"
+#include "cli/outputs.hpp"
 #include "report/output_file.hpp"
 #include "core/error.hpp"
 
@@ -72,10 +73,15 @@ int import_main(const std::vector<std::string>& args) {
     } catch (const InputError& e) {
         throw std::runtime_error(std::string("the imported scenario does not load: ") + e.what());
     }
-    if (out.empty()) {
+    if (out.empty() || out == "-") {
         std::cout << yaml;
     } else {
-        report::write_file_atomic(out, yaml);
+        // Never over the trace or a non-regular file; written whole or not at all (cli/outputs).
+        Outputs outs;
+        outs.input(trace, "the profiler trace");
+        outs.declare("-o", out);
+        outs.set("-o", yaml);
+        outs.commit();
         size_t ops = 0;
         for (size_t k = 0; k < w.threads.size(); ++k) ops += w.repeat ? w.body_len[k] : 0;
         std::cerr << "hetsim import: wrote " << out << ": " << w.steps << " steps" << (w.repeat ? " (one repeated body of " + std::to_string(ops) + " ops)" : " (flat)")

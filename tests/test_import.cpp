@@ -560,3 +560,24 @@ TEST_CASE("import: loader_workers, by a hand-derived timeline", "[import]") {
         CHECK(pins_alone == 2);  // one per step
     }
 }
+
+TEST_CASE("import: -o - is stdout, and -o never names the trace or a non-regular file", "[import]") {
+    const fs::path dir = fs::temp_directory_path() / ("hetsim-import-o-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path trace = dir / "t.json";
+    fs::copy_file("tests/import/traces/tiny.json", trace);
+    const std::string before = [&] { std::ifstream f(trace); std::stringstream s; s << f.rdbuf(); return s.str(); }();
+    auto dash = hetsim_test::cli("import '" + trace.string() + "' -o -");
+    CHECK(dash.exit_code == 0);
+    CHECK_THAT(dash.out, Contains("threads:"));
+    CHECK_FALSE(fs::exists("-"));
+    auto over = hetsim_test::cli("import '" + trace.string() + "' -o '" + trace.string() + "'");
+    CHECK(over.exit_code == 2);
+    CHECK_THAT(over.err, Contains("it is the profiler trace this command reads"));
+    const std::string after = [&] { std::ifstream f(trace); std::stringstream s; s << f.rdbuf(); return s.str(); }();
+    CHECK(after == before);
+    auto dev = hetsim_test::cli("import '" + trace.string() + "' -o /dev/null");
+    CHECK(dev.exit_code == 2);
+    CHECK_THAT(dev.err, Contains("character device"));
+    fs::remove_all(dir);
+}
