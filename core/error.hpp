@@ -7,6 +7,22 @@
 
 namespace hetsim {
 
+// Text made one printable line: bytes that are not printable ASCII become \xNN.
+inline std::string printable(const std::string& s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : s) {
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
 struct SourceLoc {
     std::string file;
     int line = 0;  // 1-based; 0 = unknown

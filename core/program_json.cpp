@@ -917,17 +917,7 @@ std::string parse_reason(const std::string& what) {
     } else if (auto r = s.find("] "); r != std::string::npos) {
         s = s.substr(r + 2);
     }
-    std::string out;
-    for (unsigned char c : s) {
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            char b[8];
-            std::snprintf(b, sizeof b, "\\x%02x", c);
-            out += b;
-        }
-    }
-    return out;
+    return printable(s);
 }
 
 }  // namespace

@@ -36,17 +36,7 @@ std::string parse_reason(const std::string& what) {
     std::string s = what;
     if (auto p = s.find("column "); p != std::string::npos)
         if (auto q = s.find(": ", p); q != std::string::npos) s = s.substr(q + 2);
-    std::string out;
-    for (unsigned char c : s) {
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            char b[8];
-            std::snprintf(b, sizeof b, "\\x%02x", c);
-            out += b;
-        }
-    }
-    return out;
+    return printable(s);
 }
 
 // A minimal scanner over valid JSON text: skips values and finds object members / array items.
