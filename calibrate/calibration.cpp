@@ -977,6 +977,35 @@ void fit_issue14_sections(const Pool& pool, Builder& b) {
                         size_text(big),
                     "median, " + size_text(big), fit::rms_about(t, m), t.size());
     }
+    // graph.relaunch_gap: graph_relaunch's launches of one exec alternately into two streams (each
+    // launch waits for the previous launch of the exec): the median gap from a launch's last node
+    // end to the next launch's first node start.
+    if (std::vector<J> rl = pool.maybe("graph_relaunch"); !rl.empty()) {
+        std::vector<double> gaps;
+        for (const J& bench : rl) {
+            J pts = bench["points"];
+            for (size_t i = 0; i < pts.size(); ++i) {
+                if (pts.at(i)["mode"].str() != "one_exec_two_streams") continue;
+                J reps = pts.at(i)["reps"];
+                for (size_t r = 0; r < reps.size(); ++r) {
+                    J per = reps.at(r);
+                    for (size_t e = 0; e < per.size(); ++e) {
+                        std::vector<int64_t> st = per.at(e)["start_ns"].integers(), en = per.at(e)["end_ns"].integers();
+                        if (st.size() != en.size()) per.at(e)["end_ns"].fail("differs in length from start_ns");
+                        for (size_t k = 0; k + 1 < st.size(); ++k) gaps.push_back(static_cast<double>(st[k + 1] - en[k]) * 1e-3);
+                    }
+                }
+            }
+        }
+        const double g = pool.guard("graph_relaunch graph.relaunch_gap", [&] {
+            if (gaps.empty()) throw fit::FitError("no one_exec_two_streams launches");
+            return fit::median(gaps);
+        });
+        b.time("graph.relaunch_gap", g,
+               "graph_relaunch median gap (a launch's last node end -> the next launch of the same graph exec, queued in the "
+               "other stream, starts its first node)",
+               "median", fit::rms_about(gaps, g), gaps.size());
+    }
 }
 
 void fit_gaps(const Pool& pool, Builder& b) {

@@ -141,6 +141,7 @@ const char* to_string(CauseKind k) {
         case CauseKind::HostQueue: return "host queue";
         case CauseKind::Flag: return "flag";
         case CauseKind::Thread: return "host thread";
+        case CauseKind::GraphExec: return "graph relaunch";
     }
     return "?";
 }

@@ -27,6 +27,7 @@ enum class CauseKind : uint8_t {
     HostQueue,     // a host queue: the put that brought the item, or the get that made room
     Flag,          // a flag set by a host_func callback
     Thread,        // another host thread: the op that created this one, or the end of one joined
+    GraphExec,     // the previous launch of the same graph (an executable graph runs one launch at a time)
 };
 const char* to_string(CauseKind k);
 

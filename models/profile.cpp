@@ -205,6 +205,8 @@ const std::vector<ParamDecl>& param_decls() {
         t("graph.launch_per_node", &P::graph_launch_per_node, true, "host time of cudaGraphLaunch per node"),
         t("graph.node_gap", &P::graph_node_gap, true, "gap between dependent nodes of a graph"),
         t("graph.copy_node_extra", &P::graph_copy_node_extra, true, "extra GPU time of a copy node in a graph"),
+        t("graph.relaunch_gap", &P::graph_relaunch_gap, true,
+          "previous launch of a graph done -> a launch of it queued meanwhile (another stream) starts its first node"),
         t("host.malloc_cost", &P::malloc_cost, true, "host time of cudaMalloc", kSlow, kSlowNote),
         t("host.free_cost", &P::free_cost, true, "host time of cudaFree after the device is idle", kSlow, kSlowNote),
         t("host.malloc_async_cost", &P::malloc_async_cost, true, "host time of cudaMallocAsync/cudaFreeAsync"),

@@ -65,7 +65,7 @@ struct HwProfile {
     Time module_load_cost;            // first launch of each kernel (lazy loading)
     Time blocking_sync_wakeup;        // sync wake-up under cudaDeviceScheduleBlockingSync
     Time host_func_call_cost, host_func_latency, host_func_gap;
-    Time graph_instantiate_per_node, graph_launch_cost, graph_launch_per_node, graph_node_gap, graph_copy_node_extra;
+    Time graph_instantiate_per_node, graph_launch_cost, graph_launch_per_node, graph_node_gap, graph_copy_node_extra, graph_relaunch_gap;
     Time malloc_cost, free_cost, malloc_async_cost;
     // Host threads handing work to each other (hw/host_sync).
     Time queue_put_cost, queue_get_cost, queue_wakeup, flag_wakeup, thread_start, join_wakeup;

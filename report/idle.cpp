@@ -393,6 +393,7 @@ private:
             case CauseKind::HostQueue: return {"host_queue", "host queue hand-off" + (o ? on_host(op) : "")};
             case CauseKind::Flag: return {"flag", "flag set by " + label(static_cast<uint32_t>(c.op))};
             case CauseKind::Thread: return {"thread", "thread start or join" + (o ? on_host(op) : "")};
+            case CauseKind::GraphExec: return {"graph", "the previous launch of the same graph (" + label(static_cast<uint32_t>(c.op)) + ")"};
             case CauseKind::ProgramOrder:
             case CauseKind::None: break;
         }
@@ -525,7 +526,7 @@ IdleReport attribute_idle(const Program& p, const Timeline& t) {
 const std::vector<std::string>& idle_cause_kinds() {
     static const std::vector<std::string> k = {"host_work", "launch_overhead", "copy", "kernel", "device_copy", "sync_wakeup",
                                                "event", "legacy_stream", "hw_queue", "launch_queue", "unified_memory", "allocation",
-                                               "host_queue", "flag", "thread", "resource", "nothing_left", "other"};
+                                               "host_queue", "flag", "thread", "graph", "resource", "nothing_left", "other"};
     return k;
 }
 
@@ -546,6 +547,7 @@ const char* idle_cause_words(const std::string& c) {
         {"host_queue", "a host queue"},
         {"flag", "a flag"},
         {"thread", "thread start or join"},
+        {"graph", "an earlier launch of the same graph"},
         {"resource", "an engine held by other work"},
         {"nothing_left", "nothing left to do"},
         {"other", "other"},

@@ -76,7 +76,7 @@ Cause read_cause(const json& o, const char* key, const std::string& ctx) {
     if (!v.is_object() || !v.contains("kind") || !v["kind"].is_string()) fail(ctx + ": \"" + key + "\" needs a kind");
     std::string kind = v["kind"].get<std::string>();
     bool found = false;
-    for (int k = 0; k <= static_cast<int>(CauseKind::Queue) && !found; ++k)
+    for (int k = 0; k <= static_cast<int>(CauseKind::GraphExec) && !found; ++k)
         if (kind == to_string(static_cast<CauseKind>(k))) { c.kind = static_cast<CauseKind>(k); found = true; }
     if (!found) fail(ctx + ": unknown cause kind \"" + kind + "\"");
     if (v.contains("op")) {

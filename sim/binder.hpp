@@ -5,7 +5,9 @@
 // stream's (hardware-notes #12); a stream wait on its event's most recent record issued before
 // it. The nodes of a launched graph depend on the nodes their graph names (the graph's first
 // nodes on the launch), and the stream's last work after the graph is every node that no other
-// node waits for: a stream's tail may be several ops.
+// node waits for: a stream's tail may be several ops. A graph launch also waits for the previous
+// launch of the same graph, from whatever stream or thread (CUDA runs one launch of an executable
+// graph at a time: "each launch is ordered behind ... any previous launches of graphExec").
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -19,7 +21,8 @@ class Binder {
 public:
     Binder(const Program& pg, bool legacy_sync)
         : pg_(pg), legacy_sync_(legacy_sync), stream_last_(pg.streams.size(), -1), stream_more_(pg.streams.size()),
-          event_last_(pg.events.size(), -1), launch_(pg.threads.size(), -1), sinks_(pg.graphs.size()) {
+          event_last_(pg.events.size(), -1), launch_(pg.threads.size(), -1), graph_last_(pg.graphs.size(), -1),
+          sinks_(pg.graphs.size()) {
         for (size_t g = 0; g < pg.graphs.size(); ++g) {
             const Graph& gr = pg.graphs[g];
             if (gr.chain()) continue;
@@ -58,12 +61,23 @@ public:
             }
         }
         if (op.kind == OpKind::StreamWaitEvent) dep(event_last_[op.event], CauseKind::Event);
+        if (op.kind == OpKind::GraphLaunch && graph_last_[op.graph] >= 0 &&
+            pg_.ops[static_cast<uint32_t>(graph_last_[op.graph])].stream != s) {
+            // The previous launch's last nodes (ops after it, issued with it or soon after); in
+            // the same stream, stream order holds the launch already.
+            const uint32_t prev = static_cast<uint32_t>(graph_last_[op.graph]);
+            const Graph& g = pg_.graphs[op.graph];
+            if (g.chain())
+                dep(static_cast<int32_t>(prev + g.nodes.size()), CauseKind::GraphExec);
+            else
+                for (uint32_t k : sinks_[op.graph]) dep(static_cast<int32_t>(prev + 1 + k), CauseKind::GraphExec);
+        }
     }
     void issued(uint32_t i) {
         const Op& op = pg_.ops[i];
         const int32_t s = op.stream;
         if (op.kind == OpKind::EventRecord) event_last_[op.event] = static_cast<int32_t>(i);
-        if (op.kind == OpKind::GraphLaunch) launch_[op.thread] = static_cast<int32_t>(i);
+        if (op.kind == OpKind::GraphLaunch) launch_[op.thread] = graph_last_[op.graph] = static_cast<int32_t>(i);
         if (op.graph_node) {
             const uint32_t launch = static_cast<uint32_t>(launch_[op.thread]);
             const uint32_t g = static_cast<uint32_t>(pg_.ops[launch].graph);
@@ -105,6 +119,7 @@ private:
     std::vector<std::vector<int32_t>> stream_more_;   // per stream: the rest of its tail (a graph's other ends)
     std::vector<int32_t> event_last_;
     std::vector<int32_t> launch_;                     // per host thread: its last graph launch
+    std::vector<int32_t> graph_last_;                 // per graph: its last launch
     std::vector<std::vector<uint32_t>> sinks_;        // per DAG graph: the nodes no node waits for
 };
 

@@ -479,6 +479,7 @@ private:
         if (Program::is_marker(pg_.ops[to].kind)) return Time{};
         if (Program::is_marker(pg_.ops[from].kind)) {
             kind = tl_.ops[from].gpu_cause.kind;
+            if (kind == CauseKind::GraphExec) return hw_.graph_relaunch_gap;  // a launch held by the previous one
             if (kind != CauseKind::StreamOrder && kind != CauseKind::Event && kind != CauseKind::Legacy &&
                 kind != CauseKind::After)
                 return Time{};

@@ -628,6 +628,89 @@ threads:
     check_gpu(s, "layer[1][1]", us(51), us(61));
 }
 
+TEST_CASE("rule 7: a graph launched again from another stream waits for its previous launch", "[engine][rules]") {
+    const std::string hw = kGraphHw + "  graph.relaunch_gap: 3us\n";
+    const std::string graphs = R"(streams: {s: {count: 2}}
+graphs:
+  g:
+    - kernel: a
+      duration: 10us
+    - kernel: b
+      duration: 20us
+  h:
+    - kernel: c
+      duration: 10us
+    - kernel: d
+      duration: 20us
+)";
+    Sim s = run_with(hw, graphs + R"(threads:
+  main:
+    - graph_instantiate: g
+    - repeat: 2
+      var: k
+      do:
+        - graph_launch: g
+          stream: s[k]
+)");
+    // Instantiate 2 nodes x 3 us: 0-6. Launch 1 costs 2 + 2 x 1 = 4 us: 6-10; its nodes from
+    // 10 + launch latency 4: a[0] 14-24, b[0] 25-45. Launch 2: 10-14, issued to s2 at 18, but
+    // CUDA runs one launch of a graph at a time: it waits for b[0] (45), and its first node
+    // starts graph.relaunch_gap later: a[1] 48-58, b[1] 59-79.
+    check_host(s, "graph_launch:g[1]", us(10), us(14));
+    check_gpu(s, "a[0]", us(14), us(24));
+    check_gpu(s, "b[0]", us(25), us(45));
+    check_gpu(s, "a[1]", us(48), us(58));
+    check_gpu(s, "b[1]", us(59), us(79));
+    check_end(s, us(79));
+    // Two graphs (two executables) do not wait for each other: c runs beside a.
+    Sim two = run_with(hw, graphs + R"(threads:
+  main:
+    - graph_instantiate: g
+    - graph_instantiate: h
+    - graph_launch: g
+      stream: s[0]
+    - graph_launch: h
+      stream: s[1]
+)");
+    // Instantiations 0-6, 6-12; launch g 12-16, nodes from 20: a 20-30, b 31-51; launch h
+    // 16-20, nodes from 24: c 24-34, d 35-55.
+    check_gpu(two, "a", us(20), us(30));
+    check_gpu(two, "c", us(24), us(34));
+    check_gpu(two, "d", us(35), us(55));
+}
+
+TEST_CASE("rule 7: a DAG graph launched again waits for every last node of its previous launch", "[engine][rules]") {
+    Sim s = run_with(kGraphHw + "  graph.relaunch_gap: 3us\n", R"(streams: {s: {count: 2}}
+graphs:
+  g:
+    - kernel: root
+      id: root
+      duration: 10us
+    - kernel: short
+      after: [root]
+      duration: 5us
+    - kernel: long
+      after: [root]
+      duration: 30us
+threads:
+  main:
+    - graph_instantiate: g
+    - repeat: 2
+      var: k
+      do:
+        - graph_launch: g
+          stream: s[k]
+)");
+    // Instantiate 3 x 3 us: 0-9. Launch 1: 2 + 3 x 1 = 5 us, 9-14; root[0] from 18: 18-28;
+    // short[0] and long[0] side by side after it + node gap 1: 29-34 and 29-59. Launch 2:
+    // 14-19, waits for both last nodes (long[0] ends at 59): root[1] from 59 + 3 = 62: 62-72.
+    check_gpu(s, "root[0]", us(18), us(28));
+    check_gpu(s, "short[0]", us(29), us(34));
+    check_gpu(s, "long[0]", us(29), us(59));
+    check_gpu(s, "root[1]", us(62), us(72));
+    check_end(s, us(103));
+}
+
 // ---------------------------------------------------------------- rule 8: unified memory
 
 TEST_CASE("rule 8: managed memory is tracked per block; a partial prefetch leaves faults", "[engine][rules]") {

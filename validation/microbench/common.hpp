@@ -71,6 +71,10 @@ cudaError_t k_spin_stamp(cudaStream_t s, int grid, int block, uint64_t spin_ns, 
                          unsigned long long* stamps, unsigned long long* host_end);
 // One thread writes %globaltimer (first instruction) to *dst (device or mapped host pointer).
 cudaError_t k_stamp_start(cudaStream_t s, unsigned long long* dst);
+// One block: thread 0 takes slot k = atomicAdd(counter, 1) and writes %globaltimer to starts[k];
+// k_slot_end writes it to ends[*counter - 1] (graph_relaunch: one slot per graph launch).
+cudaError_t k_slot_start(cudaStream_t s, unsigned int* counter, unsigned long long* starts);
+cudaError_t k_slot_end(cudaStream_t s, const unsigned int* counter, unsigned long long* ends);
 // One block of 32 threads spinning for a number of SM clock cycles (clock64).
 cudaError_t k_spin_cycles(cudaStream_t s, unsigned long long cycles);
 // Streaming read of bytes (multiple of 64) with 16-byte loads; block start/end stamps optional.
@@ -222,6 +226,8 @@ void bench_pipeline_chunks(Ctx&, json&);
 // bench_host_sync.cu (issue 11): host queues, callback flags, thread start and join.
 void bench_host_sync(Ctx&, json&);
 void bench_memcpy2d(Ctx&, json&);
+// bench_graph_relaunch.cu: a graph exec relaunched from another stream while it runs (graph.relaunch_gap).
+void bench_graph_relaunch(Ctx&, json&);
 
 // Size lists.
 std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi

@@ -147,6 +147,18 @@ __global__ void timer_reads_kernel(unsigned long long* out, int n) {
     for (int i = 0; i < n; ++i) out[i] = gtimer();
 }
 
+// graph_relaunch: the first node of a launch takes the next slot of a counter and stamps its start;
+// the last node stamps its end into the slot its launch took (launches of one exec never overlap).
+__global__ void slot_start_kernel(unsigned int* counter, unsigned long long* starts) {
+    if (threadIdx.x == 0) {
+        const unsigned long long t = gtimer();
+        starts[atomicAdd(counter, 1u)] = t;
+    }
+}
+__global__ void slot_end_kernel(const unsigned int* counter, unsigned long long* ends) {
+    if (threadIdx.x == 0) ends[*counter - 1] = gtimer();
+}
+
 template <class T>
 struct same {
     using type = T;
@@ -177,6 +189,14 @@ cudaError_t k_spin_stamp(cudaStream_t s, int grid, int block, uint64_t spin_ns, 
 
 cudaError_t k_stamp_start(cudaStream_t s, unsigned long long* dst) {
     return launch(stamp_start_kernel, dim3(1), dim3(1), s, dst);
+}
+
+cudaError_t k_slot_start(cudaStream_t s, unsigned int* counter, unsigned long long* starts) {
+    return launch(slot_start_kernel, dim3(1), dim3(32), s, counter, starts);
+}
+
+cudaError_t k_slot_end(cudaStream_t s, const unsigned int* counter, unsigned long long* ends) {
+    return launch(slot_end_kernel, dim3(1), dim3(32), s, counter, ends);
 }
 
 cudaError_t k_spin_cycles(cudaStream_t s, unsigned long long cycles) {

@@ -483,6 +483,14 @@ const std::vector<Bench>& benches() {
          "rows of 4 B-16 KiB, 1-64 MiB moved (at most 256 Ki rows), pitch 2 x width or = width, H2D and D2H, pinned (events "
          "around the copy) and pageable (call and sync return too)",
          bench_memcpy2d},
+        // bench_graph_relaunch.cu: one executable graph launched again from another stream while it runs.
+        {"graph_relaunch",
+         {"graph.relaunch_gap"},
+         "",
+         "a 10-node chain graph (1-block stamp nodes around 8 nodes of 16 or 132 x 256 threads spinning 5 us) launched 40 "
+         "times behind a blocker: the same exec alternately into two streams (CUDA runs one launch of an exec at a time), "
+         "into one stream, and two execs of the graph into two streams; per-launch first-node start and last-node end stamps",
+         bench_graph_relaunch},
     };
     return v;
 }

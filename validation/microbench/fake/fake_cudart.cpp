@@ -220,6 +220,14 @@ cudaError_t k_stamp_start(cudaStream_t, unsigned long long* dst) {
     *(volatile unsigned long long*)dst = now_ns();
     return cudaSuccess;
 }
+cudaError_t k_slot_start(cudaStream_t, unsigned int* counter, unsigned long long* starts) {
+    starts[(*counter)++] = (unsigned long long)now_ns();
+    return cudaSuccess;
+}
+cudaError_t k_slot_end(cudaStream_t, const unsigned int* counter, unsigned long long* ends) {
+    ends[*counter - 1] = (unsigned long long)now_ns();
+    return cudaSuccess;
+}
 cudaError_t k_spin_cycles(cudaStream_t, unsigned long long cycles) {
     busy(int64_t(cycles / 2));
     return cudaSuccess;
