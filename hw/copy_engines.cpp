@@ -29,8 +29,10 @@ Time CopyEngines::work(uint32_t i, CopyDir dir) {
         t = prefetch_time(hw_, um_.to_move(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes), op.to_device);
     } else {
         Last& last = last_[static_cast<int>(op.dir)];  // a Memcpy: copy_duration depends on direction, size and rows only
-        const uint32_t rows = dma_rows(pg_.site(op), op.bytes);
-        if (last.bytes != op.bytes || last.rows != rows) last = Last{op.bytes, copy_duration(hw_, op, rows), rows};
+        // The rows depend on the site and the size: the same site and size as the last copy's, the same rows.
+        const uint32_t rows = last.site == op.site && last.bytes == op.bytes ? last.rows : dma_rows(pg_.site(op), op.bytes);
+        if (last.bytes != op.bytes || last.rows != rows) last = Last{op.bytes, copy_duration(hw_, op, rows), rows, op.site};
+        last.site = op.site;
         t = last.duration;
     }
     if (is_pageable_copy(hw_, op))
@@ -42,12 +44,14 @@ Time CopyEngines::work(uint32_t i, CopyDir dir) {
 double CopyEngines::factor(int dir) const {
     const Running &other = running_[1 - dir], &self = running_[dir];
     if (other.op < 0 || self.op < 0) return 1;
-    return duplex_slowdown(hw_, static_cast<CopyDir>(dir), self.pageable, other.pageable);
+    return duplex_[dir][self.pageable][other.pageable];
 }
 
 void CopyEngines::schedule(int dir) {
     Running& c = running_[dir];
-    const Time left = Time::ps_of(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
+    // At full speed (and below 2^53 ps, where the double is exact) the work left is the time left.
+    const bool exact = c.factor == 1 && c.work_left.ps() >= 0 && c.work_left.ps() < (int64_t{1} << 53);
+    const Time left = exact ? c.work_left : Time::ps_of(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
     sink_.wake(UnitId::CopyEngines, now_ + left, static_cast<uint32_t>(dir), ++c.version);
 }
 

@@ -10,6 +10,7 @@
 #include "hw/managed_memory.hpp"
 #include "hw/staging.hpp"
 #include "hw/unit.hpp"
+#include "models/copy_model.hpp"
 #include "models/profile.hpp"
 #include "core/program.hpp"
 
@@ -18,7 +19,11 @@ namespace hetsim {
 class CopyEngines : UnitBase {
 public:
     CopyEngines(const Program& pg, const HwProfile& hw, UnitSink& sink, Staging& staging, const ManagedMemory& um)
-        : UnitBase(sink), pg_(pg), hw_(hw), staging_(staging), um_(um) {}
+        : UnitBase(sink), pg_(pg), hw_(hw), staging_(staging), um_(um) {
+        for (int d = 0; d < 2; ++d)
+            for (int self = 0; self < 2; ++self)
+                for (int other = 0; other < 2; ++other) duplex_[d][self][other] = duplex_slowdown(hw, static_cast<CopyDir>(d), self, other);
+    }
     // Copy or prefetch `op` is ready now: it starts if its engine is idle, else it queues.
     void submit(uint32_t op);
     // A completion event this unit asked for.
@@ -52,7 +57,9 @@ private:
         uint64_t bytes = UINT64_MAX;
         Time duration;
         uint32_t rows = 1;
+        uint32_t site = UINT32_MAX;  // the site of the last copy: its rows are `rows`
     } last_[2];
+    double duplex_[2][2][2];  // duplex_slowdown by [direction][self pageable][other pageable]
 };
 
 class DeviceCopies : UnitBase {

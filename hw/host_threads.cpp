@@ -10,6 +10,11 @@ HostThreads::HostThreads(const Program& pg, const HwProfile& hw)
 }
 
 Time HostThreads::call(uint32_t t, Time base, Time now) {
+    if (call_end_.size() == 1) {  // one host thread: no other thread is ever inside a call
+        const Time cost = contended_call(hw_, base, 0);
+        call_end_[t] = now + cost;
+        return cost;
+    }
     uint32_t others = 0;
     for (uint32_t k = 0; k < call_end_.size(); ++k)
         if (k != t && call_end_[k] > now) ++others;

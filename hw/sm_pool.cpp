@@ -37,11 +37,12 @@ void SmPool::merge() {
 }
 
 uint32_t SmPool::place(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out) {
-    uint64_t total = 0;
+    uint64_t total = 0, with_room = 0;  // blocks that fit; SMs with room for one
     uint32_t max_room = 0;
     for (Seg& s : segs_) {
         s.room = room(s.free, need);
         total += static_cast<uint64_t>(s.room) * (s.end - s.begin);
+        if (s.room) with_room += s.end - s.begin;
         max_room = std::max(max_room, s.room);
     }
     if (total == 0 || want == 0) return 0;
@@ -49,7 +50,10 @@ uint32_t SmPool::place(const BlockNeed& need, uint32_t want, std::vector<SmRun>&
     // `extra` blocks left go one each to the lowest-numbered SMs with room > level.
     uint32_t level = max_room;
     uint64_t extra = 0;
-    if (want < total) {
+    if (want < total && want <= with_room) {  // one round: level 0 (sum(min(room, 1)) >= want)
+        level = 0;
+        extra = want;
+    } else if (want < total) {
         uint32_t lo = 0, hi = max_room;  // sum(min(room, lo)) < want <= sum(min(room, hi))
         while (hi - lo > 1) {
             uint32_t mid = (lo + hi) / 2;
