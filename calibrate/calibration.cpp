@@ -633,6 +633,49 @@ void fit_pageable(const Pool& pool, Builder& b) {
     }
 }
 
+// ---- host.pageable_d2h_wakeup (pageable_sweep d2h_busy) -----------------------------------------
+// A pageable D2H queued behind a blocker kernel returns, in the model (docs/model.md rule 2), at
+// the blocker's end + gpu.stream_gap + its DMA (copy.d2h.fixed + the first chunk at
+// copy.d2h.bandwidth + the rest at host.pageable_d2h_bandwidth) + the last chunk's draining +
+// host.pageable_d2h_wakeup. The blocker was launched before t0 (an event record in between), so it
+// ends gpu.launch_latency - host.event_record_cost + blocker_us after t0. Sizes up to 1 MiB (the
+// 16 MiB point moves by +-150 us between starts, the host's speed, not its wake-up).
+void fit_pageable_d2h_wakeup(const Pool& pool, Builder& b) {
+    std::vector<double> res;
+    const double us = 1e-6;  // value_of gives ps for times
+    const double lat = static_cast<double>(b.value_of("gpu.launch_latency")) * us;
+    const double rec = static_cast<double>(b.value_of("host.event_record_cost")) * us;
+    const double gap = static_cast<double>(b.value_of("gpu.stream_gap")) * us;
+    const double fixed = static_cast<double>(b.value_of("copy.d2h.fixed")) * us;
+    const double pin = static_cast<double>(b.value_of("copy.d2h.bandwidth"));
+    const double host = static_cast<double>(b.value_of("host.pageable_d2h_bandwidth"));
+    const double chunk_max = static_cast<double>(b.value_of("host.staging_chunk"));
+    for (const J& bench : pool.bench("pageable_sweep")) {
+        J pts = bench["points"].nonempty();
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            if (p["mode"].str() != "d2h_busy" || !p.has("blocker_us")) continue;
+            const double bytes = static_cast<double>(p["bytes"].bytes());
+            if (bytes > MiB) continue;
+            const double chunk = std::min(bytes, chunk_max);
+            const double model = gap + fixed + chunk / pin * 1e6 + (bytes - chunk) / host * 1e6 + chunk / host * 1e6;
+            std::vector<double> call = p["call_us"].nums(), blocker = p["blocker_us"].nums();
+            if (call.size() != blocker.size())
+                p["blocker_us"].fail("has " + std::to_string(blocker.size()) + " samples, call_us " + std::to_string(call.size()));
+            for (size_t k = 0; k < call.size(); ++k) res.push_back(call[k] - (blocker[k] + lat - rec) - model);
+        }
+    }
+    if (res.size() < 2) {
+        b.cal.checks.push_back("pageable_sweep d2h_busy: fewer than 2 samples of <= 1 MiB; host.pageable_d2h_wakeup keeps the base value");
+        return;
+    }
+    const double m = fit::median(res);
+    b.time("host.pageable_d2h_wakeup", m,
+           "pageable_sweep d2h_busy median (call - blocker end - gpu.stream_gap - DMA - last chunk drained), the blocker "
+           "ending gpu.launch_latency - host.event_record_cost + blocker_us after t0",
+           "median, sizes <= 1 MiB", fit::rms_about(res, m), res.size());
+}
+
 // ---- copy.duplex_factor (duplex) -----------------------------------------------------------------
 
 void fit_duplex(const Pool& pool, Builder& b) {
@@ -1282,6 +1325,7 @@ void run_fits(const Pool& pool, Builder& b) {
     const double gap_us = static_cast<double>(b.value_of("gpu.stream_gap")) * 1e-6;
     fit_batches(pool, b, gap_us, gap_text);
     fit_pageable(pool, b);
+    fit_pageable_d2h_wakeup(pool, b);
     fit_hbm(pool, b);
     fit_um(pool, b);
     fit_duplex(pool, b);

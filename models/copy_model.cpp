@@ -43,7 +43,10 @@ Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_e
         const Time chunk_dma = transfer_time(staging_chunk(p, op.bytes), p.h2d_bw);
         return max(alone, staged_end + p.h2d_fixed + chunk_dma - now);
     }
-    return max(alone, p.d2h_fixed + staging_time(p, op.dir, op.bytes));
+    // D2H: the first chunk lands in an empty bounce buffer at the copy's own speed; every later
+    // chunk waits for the host to drain a buffer, so the rest is paced by the host.
+    const uint64_t chunk = staging_chunk(p, op.bytes);
+    return max(alone, p.d2h_fixed + transfer_time(chunk, p.d2h_bw) + staging_time(p, op.dir, op.bytes - chunk));
 }
 
 Time prefetch_time(const HwProfile& p, uint64_t bytes, bool to_device) {

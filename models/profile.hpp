@@ -59,6 +59,7 @@ struct HwProfile {
     uint64_t pageable_h2d_warm_bw = 0;  // staging speed from a source still in the CPU caches
     uint64_t staging_cache = 0;       // host cache bytes that keep recently copied pageable buffers warm
     bool pageable_sync = false;       // documented behaviour: pageable copies sync their stream first
+    Time pageable_d2h_wakeup;         // a pageable D2H that waited for its stream returns this after its last chunk drains
     uint64_t hw_queues = 8;           // CUDA_DEVICE_MAX_CONNECTIONS default
     uint64_t launch_queue_depth = 0;  // entries per stream before a launch blocks
     uint64_t max_kernels = 128;       // kernels running at once

@@ -352,12 +352,17 @@ private:
             staging_.set_staged(i, staged);
             return finish_host(t, i, staged);
         }
+        // A pageable D2H behind unfinished work of its stream returns host.pageable_d2h_wakeup after
+        // its last chunk drains, one on an idle stream the sync wake-up after it (rule 2).
+        bool behind = false;
+        if (pageable)
+            binder_.stream_tail(op.stream, [&](int32_t o) { behind = behind || (o >= 0 && !done(static_cast<uint32_t>(o))); });
         submit(i, called, false);
         const int32_t self = static_cast<int32_t>(i);
         if (pageable) {  // D2H: blocks until the copy is done and unstaged
             staging_.touch(i);
             const Time unstage = staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes));
-            return block_on(t, i, &self, &self + 1, called, unstage);
+            return block_on(t, i, &self, &self + 1, called, unstage + (behind ? hw_.pageable_d2h_wakeup : host_.sync_wakeup()));
         }
         if (op.sync) return block_on(t, i, &self, &self + 1, called, host_.sync_wakeup());
         finish_host(t, i, called);

@@ -477,6 +477,44 @@ TEST_CASE("calibrate: warm pageable staging speed and the host cache size from h
     CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
 }
 
+TEST_CASE("calibrate: the pageable D2H wake-up from d2h_busy") {
+    hetsim::calib::MicrobenchFile f = committed();
+    const hetsim::calib::Calibration c0 = hetsim::calib::calibrate({f});
+    // The model's return of a pageable D2H behind a blocker launched before t0, in us: the
+    // blocker ends at launch_latency - event_record_cost + blocker_us, then gpu.stream_gap, the
+    // DMA (fixed + the first chunk at the copy's speed + the rest at the host's), the last
+    // chunk's draining and the wake-up W planted here (7 us).
+    auto us = [&](const char* k) { return value_of(c0, k) * 1e-6; };  // ps -> us
+    const double pin = value_of(c0, "copy.d2h.bandwidth"), host = value_of(c0, "host.pageable_d2h_bandwidth");
+    const double chunk_max = value_of(c0, "host.staging_chunk"), w = 7.0;
+    json& pts = f.doc["benchmarks"]["pageable_sweep"]["points"];
+    json kept = json::array();
+    for (const auto& p : pts)
+        if (p["mode"] != "d2h_busy") kept.push_back(p);
+    for (double bytes : {65536.0, 1048576.0, 16777216.0}) {
+        const double chunk = std::min(bytes, chunk_max), blocker = 2000 + 2 * bytes / 5000;
+        const double ret = us("gpu.launch_latency") - us("host.event_record_cost") + blocker + us("gpu.stream_gap") +
+                           us("copy.d2h.fixed") + chunk / pin * 1e6 + (bytes - chunk) / host * 1e6 + chunk / host * 1e6 + w;
+        // 16 MiB is left out of the fit: a wild value there must not move it.
+        const double call = bytes > 2e6 ? ret + 5000 : ret;
+        kept.push_back({{"mode", "d2h_busy"}, {"bytes", int64_t(bytes)}, {"call_us", {call, call, call}},
+                        {"total_us", {call, call, call}}, {"gpu_us", {1.0, 1.0, 1.0}}, {"blocker_us", {blocker, blocker, blocker}}});
+    }
+    pts = kept;
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    REQUIRE(c.find("host.pageable_d2h_wakeup") != nullptr);
+    CHECK(value_of(c, "host.pageable_d2h_wakeup") == Approx(7e6).margin(2));  // ps
+    CHECK(c.find("host.pageable_d2h_wakeup")->samples == 6);
+    // Without d2h_busy points the parameter is not fitted (the base value stays) and a check says so.
+    json none = json::array();
+    for (const auto& p : kept)
+        if (p["mode"] != "d2h_busy") none.push_back(p);
+    pts = none;
+    const hetsim::calib::Calibration n = hetsim::calib::calibrate({f});
+    CHECK(n.find("host.pageable_d2h_wakeup") == nullptr);
+    CHECK(std::any_of(n.checks.begin(), n.checks.end(), [](const std::string& x) { return x.find("host.pageable_d2h_wakeup keeps") != std::string::npos; }));
+}
+
 TEST_CASE("calibrate: the host hold of a prefetch to the device from um_blocks") {
     hetsim::calib::MicrobenchFile f = committed();
     f.doc["benchmarks"]["um_blocks"] = {

@@ -454,6 +454,7 @@ hardware:
   host.memcpy_call_cost: 1us
   host.launch_cost: 1us
   host.sync_wakeup: 3us
+  host.pageable_d2h_wakeup: 5us
   host.pageable_d2h_bandwidth: 5GB/s
   host.staging_chunk: 1MB
   copy.d2h.fixed: 1us
@@ -473,17 +474,28 @@ threads:
       stream: s1
     - host: h
       duration: 10us
+    - memcpy_async: down2
+      direction: d2h
+      memory: pageable
+      bytes: 500KB
+      stream: s1
 )");
     check_gpu(s, "k", us(3), us(103));
-    // down: call 1-2; ready 2 + 2 = 4, stream order 103 + 1 = 104. DMA: fixed 1 +
-    // max(2e6 / 1e10 = 200, 2e6 / 5e9 = 400) = 401 -> 505.
-    check_gpu(s, "down", us(104), us(505));
-    // The host returns one chunk's draining after the DMA: 505 + 1e6 / 5e9 = 505 + 200 = 705
-    // (no sync wakeup in this rule); it waited 705 - 2.
-    check_host(s, "down", us(1), us(705));
-    check_wait(s, "down", us(703));
-    check_host(s, "h", us(705), us(715));
-    check_end(s, us(715));
+    // down: call 1-2; ready 2 + 2 = 4, stream order 103 + 1 = 104. DMA: fixed 1 + max(pinned
+    // 2e6 / 1e10 = 200, first chunk at the copy's speed 1e6 / 1e10 = 100 + the rest drained by
+    // the host 1e6 / 5e9 = 200 -> 300) = 301 -> 405.
+    check_gpu(s, "down", us(104), us(405));
+    // The host returns once the last chunk is drained, 405 + 1e6 / 5e9 = 605, plus
+    // host.pageable_d2h_wakeup (5): the call waited for k, earlier work of its stream -> 610;
+    // it waited 610 - 2.
+    check_host(s, "down", us(1), us(610));
+    check_wait(s, "down", us(608));
+    check_host(s, "h", us(610), us(620));
+    // down2 on an idle stream: call 620-621, DMA from 621 + 2 = 623: fixed 1 + max(5e5 / 1e10
+    // = 50, 50 + 0) = 51 -> 674; drained 674 + 5e5 / 5e9 = 774, + host.sync_wakeup 3 = 777.
+    check_gpu(s, "down2", us(623), us(674));
+    check_host(s, "down2", us(620), us(777));
+    check_end(s, us(777));
 }
 
 TEST_CASE("engine: synchronous cudaMemcpy blocks the host", "[engine]") {

@@ -584,29 +584,44 @@ void bench_pageable_contention(Ctx& c, json& out) {
     json cases = json::array();
     for (const char* dir : {"h2d", "d2h"}) {
         const bool h2d = dir[0] == 'h';
-        std::vector<double> alone, beside;
+        // pg_alone / pg_beside: host time of the pageable copy's call alone and beside the pinned
+        // copy (a pageable D2H call returns when drained, an H2D one when staged): how much the
+        // pinned DMA slows the host's staging (issue 14: validation 15's pageable readbacks drain
+        // at 8-10 GB/s beside pinned uploads, 14.5 GB/s alone).
+        std::vector<double> alone, beside, pg_alone, pg_beside;
         for (int r = 0; r < reps; ++r) {
-            for (int mode = 0; mode < 2; ++mode) {
+            for (int mode = 0; mode < 3; ++mode) {
                 CK(cudaDeviceSynchronize());
-                CK(cudaEventRecord(ev[0], s));
-                if (h2d) CK(cudaMemcpyAsync(dev, pin, b, cudaMemcpyHostToDevice, s));
-                else CK(cudaMemcpyAsync(pin, dev, b, cudaMemcpyDeviceToHost, s));
-                CK(cudaEventRecord(ev[1], s));
+                if (mode < 2) {
+                    CK(cudaEventRecord(ev[0], s));
+                    if (h2d) CK(cudaMemcpyAsync(dev, pin, b, cudaMemcpyHostToDevice, s));
+                    else CK(cudaMemcpyAsync(pin, dev, b, cudaMemcpyDeviceToHost, s));
+                    CK(cudaEventRecord(ev[1], s));
+                }
                 // The opposite-direction pageable copy in another stream (it may block the host).
-                if (mode == 1) {
+                if (mode >= 1) {
+                    const int64_t t0 = now_ns();
                     if (h2d) CK(cudaMemcpyAsync(pg, dev + b, b, cudaMemcpyDeviceToHost, s2));
                     else CK(cudaMemcpyAsync(dev + b, pg, b, cudaMemcpyHostToDevice, s2));
+                    (mode == 1 ? pg_beside : pg_alone).push_back(ns_to_us(now_ns() - t0));
                 }
                 CK(cudaDeviceSynchronize());
-                (mode ? beside : alone).push_back(event_us(ev[0], ev[1]));
+                if (mode < 2) (mode ? beside : alone).push_back(event_us(ev[0], ev[1]));
             }
         }
-        cases.push_back({{"pinned", dir}, {"bytes", b}, {"alone_us", r3v(alone)}, {"beside_pageable_us", r3v(beside)}});
+        cases.push_back({{"pinned", dir},
+                         {"bytes", b},
+                         {"alone_us", r3v(alone)},
+                         {"beside_pageable_us", r3v(beside)},
+                         {"pageable_alone_call_us", r3v(pg_alone)},
+                         {"pageable_beside_call_us", r3v(pg_beside)}});
         preview(out, std::string("check.pageable_contention_") + dir, median(beside) / median(alone), "x", "pinned copy beside / alone");
+        preview(out, std::string("check.pageable_") + (h2d ? "d2h" : "h2d") + "_call_beside_pinned", median(pg_beside) / median(pg_alone), "x",
+                "pageable copy's call beside the opposite pinned copy / alone");
     }
     free(pg);
     out["method"] = "256 MiB pinned copy (events in its stream) alone, and issued just before a 256 MiB opposite-direction "
-                    "pageable copy in another stream";
+                    "pageable copy in another stream; the pageable copy's call time (host clock) beside it and alone";
     out["cases"] = cases;
 }
 

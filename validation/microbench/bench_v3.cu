@@ -876,8 +876,14 @@ void bench_graph_nodes(Ctx& c, json& out) {
                         const unsigned long long base = s0[0];
                         std::vector<long long> rs, re;
                         for (int i = 0; i < n; ++i) rs.push_back((long long)(s0[size_t(i)] - base)), re.push_back((long long)(e0[size_t(i)] - base));
+                        // Blocks of a node that started more than half the spin after its first block:
+                        // a second wave (issue 14: full-grid graph nodes of validation 61/105 last 2x).
+                        std::vector<int> late(size_t(n), 0);
+                        for (int i = 0; i < n; ++i)
+                            for (int b = 0; b < grid; ++b)
+                                late[size_t(i)] += hs[(size_t(i) * size_t(grid) + size_t(b)) * 2] - s0[size_t(i)] > spin / 2 ? 1 : 0;
                         for (int i = 0; i + 1 < n; ++i) (gr ? gap_graph : gap_stream)[grid].push_back(double(rs[size_t(i) + 1] - re[size_t(i)]) * 1e-3);
-                        rj.push_back({{"gpu_us", r3(gpu)}, {"node_start_ns", rs}, {"node_end_ns", re}});
+                        rj.push_back({{"gpu_us", r3(gpu)}, {"node_start_ns", rs}, {"node_end_ns", re}, {"late_blocks", late}});
                     }
                     modes.push_back({{"mode", mode}, {"reps", rj}});
                 }
@@ -890,7 +896,8 @@ void bench_graph_nodes(Ctx& c, json& out) {
                             "graph of N spin kernels (grid x 256 threads, every block spins spin_ns from its own start on %globaltimer; "
                             "132..1056 blocks are one wave) captured from a stream, vs the same N launches into a stream; behind a "
                             "blocker; node start = first block start, node end = last block end (stamps relative to node 0's start); "
-                            "gap = start[i+1] - end[i]"},
+                            "gap = start[i+1] - end[i]; late_blocks[i] = blocks of node i starting more than spin_ns/2 after its "
+                            "first block (a second wave)"},
                            {"points", pk}};
     for (int grid : grids)
         if (!gap_graph[grid].empty())
