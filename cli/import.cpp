@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "frontend/expr.hpp"
 #include "frontend/profile_loader.hpp"
 #include "frontend/scenario.hpp"
 #include "import/emit.hpp"
@@ -22,13 +23,15 @@ const char* kImportUsage = "usage: hetsim import TRACE.json[.gz] [-o workload.ya
 }
 
 int import_main(const std::vector<std::string>& args) {
-    std::string trace, out, hardware;
+    std::string trace, out, hardware, span_ovh, call_ovh;
     int64_t legacy = 7;
     po::options_description d("import options");
     d.add_options()("help,h", "show this help")
         ("output,o", po::value(&out), "write the scenario here (default: stdout)")
         ("hardware", po::value(&hardware), "hardware profile of the scenario (default: from the trace's device name; h200)")
-        ("legacy-stream", po::value(&legacy)->default_value(legacy), "the trace's stream id of the legacy default stream");
+        ("legacy-stream", po::value(&legacy)->default_value(legacy), "the trace's stream id of the legacy default stream")
+        ("span-overhead", po::value(&span_ovh), "the profiler's cost per start or end of a recorded cpu_op / user_annotation span, taken out of the host work (default: the measured one, docs/import.md; 0: none)")
+        ("call-overhead", po::value(&call_ovh), "the profiler's cost per start or end of a CUDA call, taken out of the host work (default: the measured one; 0: none)");
     po::options_description all;
     all.add(d).add_options()("trace", po::value(&trace));
     po::positional_options_description pos;
@@ -56,6 +59,20 @@ int import_main(const std::vector<std::string>& args) {
     import::ImportOptions io;
     io.profile = hardware;
     io.legacy_stream = legacy;
+    auto overhead = [](const std::string& text, const char* opt) -> int64_t {
+        Value v;
+        try {
+            v = parse_literal(text);
+        } catch (const std::exception& e) {
+            throw InputError({opt}, e.what());
+        }
+        if (v.dim == Dim::None && v.as_double() == 0) return 0;  // a plain 0: no correction
+        if (v.dim != Dim::Time || v.i < 0)
+            throw InputError({opt}, "expected a time of 0 or more such as 0.4us, got '" + text + "'");
+        return (v.i + 500) / 1000;  // ps -> ns
+    };
+    if (!span_ovh.empty()) io.span_overhead = overhead(span_ovh, "--span-overhead");
+    if (!call_ovh.empty()) io.call_overhead = overhead(call_ovh, "--call-overhead");
     if (!hardware.empty()) load_profile(hardware, SourceLoc{"--hardware " + hardware});  // a bad name is bad input here
     const import::KinetoTrace t = import::read_kineto_trace(trace);
     const import::Workload w = import::build_workload(t, io);

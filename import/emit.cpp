@@ -61,6 +61,11 @@ public:
                         (w_.repeat || s + 1 < w_.steps))
                         sync_ = true;
                     if (op.loader && !tail) loader_ = true;
+                    // The batch: what the main thread's step body uploads (its host-to-device copies).
+                    if (th == 0 && s == 0 && !tail && op.kind == WKind::Memcpy && op.dir == CopyDir::H2D) {
+                        batch_bytes_ += op.bytes;
+                        if (op.mem == MemKind::Pinned) uploads_pinned_ = true;
+                    }
                     if (op.kind != WKind::Host && op.stream > 0) used_streams_.insert(op.stream);
                 }
             }
@@ -127,6 +132,13 @@ private:
         if (w_.between_steps > 0)
             out_ << "# Left out: " << format_ns(w_.between_steps)
                  << " of host time between the ProfilerStep spans (inside prof.step(): the profiler's own work).\n";
+        if (w_.span_overhead > 0 || w_.call_overhead > 0)
+            out_ << "# Profiler overhead taken out of the main thread's host work: " << format_ns(w_.span_overhead) << " at each of "
+                 << w_.span_boundaries << " span starts and ends, " << format_ns(w_.call_overhead) << " at each of " << w_.call_boundaries
+                 << " CUDA call starts and ends\n#   (docs/import.md, \"Profiler overhead\"): " << format_ns(w_.overhead_removed)
+                 << " of the window's " << format_ns(w_.window) << " removed"
+                 << (w_.overhead_clamped > 0 ? ", " + format_ns(w_.overhead_clamped) + " more than some host work had (it stops at 0)" : std::string())
+                 << ".\n";
         if (w_.calls_kept_as_host)
             out_ << "# " << w_.calls_kept_as_host
                  << " CUDA calls reach no GPU work (cudaGetDevice, cudaEventQuery, ...): their time stays in the host work.\n";
@@ -158,7 +170,9 @@ private:
             out_ << "#   loader_workers  N > 0: the DataLoader's work (each step's __next__ host work) moves to the thread\n"
                     "#               array loader[0..N-1] (worker w makes batches w, w + N, ...) feeding the main thread\n"
                     "#               through the queue batches of prefetch_factor * N; each worker's first prefetch_factor\n"
-                    "#               batches are ready when the window opens (persistent workers)\n";
+                    "#               batches are ready when the window opens (persistent workers); after each get the main\n"
+                    "#               thread receives the batch: loader_handoff_per_kib a KiB from a worker process, or\n"
+                    "#               loader_pinned_get from the pin-memory thread (pin_memory)\n";
         else if (w_.repeat)
             out_ << "#   (loader_workers: no single-process DataLoader work in the trace)\n";
         else
@@ -173,7 +187,11 @@ private:
         if (pin_cost_) out_ << "  pin_copy_per_kib: " << std::max<int64_t>(1, static_cast<int64_t>(1024e12 / static_cast<double>(o_.pin_bandwidth) + 0.5)) << "ps\n";
         if (sync_) out_ << "  step_sync: true\n";
         if (graph_) out_ << "  cuda_graph: false\n";
-        if (loader_) out_ << "  loader_workers: 0\n  prefetch_factor: 2\n";
+        if (loader_) {
+            out_ << "  loader_workers: 0\n  prefetch_factor: 2\n";
+            if (!uploads_pinned_) out_ << "  loader_handoff_per_kib: " << kHandoffPerKibPs << "ps\n";
+            if (pin_ || uploads_pinned_) out_ << "  loader_pinned_get: " << format_ns(kPinnedGetNs) << "\n";
+        }
     }
 
     void decls() {
@@ -313,6 +331,21 @@ private:
                 plain(ops, p, q, indent + 4);
                 out_ << std::string(static_cast<size_t>(indent) + 2, ' ') << "else:\n";
                 put(indent + 4, "{get: batches}");
+                // The main thread's side of the hand-off from the worker process (docs/import.md).
+                const std::string handoff = "{host: \"DataLoader: batch from a worker process\", duration: \"${loader_handoff_per_kib} * " +
+                                            std::to_string((batch_bytes_ + 1023) / 1024) + "\"}";
+                const std::string pinned_get = "{host: \"DataLoader: batch from the pin-memory thread\", duration: \"${loader_pinned_get}\"}";
+                if (uploads_pinned_) {
+                    put(indent + 4, pinned_get);
+                } else if (pin_) {
+                    put(indent + 4, "if: pin_memory");
+                    out_ << std::string(static_cast<size_t>(indent) + 6, ' ') << "then:\n";
+                    put(indent + 8, pinned_get);
+                    out_ << std::string(static_cast<size_t>(indent) + 6, ' ') << "else:\n";
+                    put(indent + 8, handoff);
+                } else {
+                    put(indent + 4, handoff);
+                }
                 p = q;
                 continue;
             }
@@ -382,6 +415,8 @@ private:
     const EmitOptions& o_;
     std::ostringstream out_;
     bool pin_ = false, pin_cost_ = false, sync_ = false, graph_ = false, loader_ = false;
+    uint64_t batch_bytes_ = 0;     // the main thread's host-to-device bytes in one step
+    bool uploads_pinned_ = false;  // they come from pinned memory: the DataLoader pins (pin_memory=True)
     std::set<int32_t> used_streams_;
 };
 

@@ -145,6 +145,8 @@ Workload build_workload(const KinetoTrace& t, const ImportOptions& opt) {
         w.step_number.push_back(0);
         w.notes.push_back("the trace has no ProfilerStep#N annotations (no profiler schedule): the whole trace is one step");
     }
+    w.span_overhead = opt.span_overhead >= 0 ? opt.span_overhead : kSpanOverheadNs;
+    w.call_overhead = opt.call_overhead >= 0 ? opt.call_overhead : kCallOverheadNs;
     w.steps = step_abs.size();
     w.window = we - ws;
     for (const Span& s : step_abs) w.step_span.push_back(Span{s.start - ws, s.end - ws});

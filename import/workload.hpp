@@ -63,9 +63,21 @@ struct WThread {
     bool loader_in_thread = false;        // runs a single-process DataLoader (pinning would cost it)
 };
 
+// The default profiler overhead per boundary (docs/import.md, "Profiler overhead").
+constexpr int64_t kSpanOverheadNs = 1200, kCallOverheadNs = 1200;  // validation/pytorch/fit_import.py on 2026-12-01a
+// loader_workers: the main thread's cost of receiving a batch from a DataLoader worker process
+// (docs/import.md, "Worker hand-off"): per KiB of the batch when the batch comes from the
+// worker itself (pin_memory off: unpickling its shared-memory tensors), and once per batch when
+// the loader's pin-memory thread hands it over (pin_memory on). Measured on the H200.
+constexpr int64_t kHandoffPerKibPs = 391306, kPinnedGetNs = 57822;  // validation/pytorch/fit_import.py on 2026-12-01a
+
 struct ImportOptions {
     std::string profile;       // hardware profile; empty: from the trace's device name
     int64_t legacy_stream = 7; // the CUPTI stream id of the legacy default stream
+    // The profiler's own cost per recorded boundary (the start or the end of a cpu_op /
+    // user_annotation span, or of a CUDA call), in ns, subtracted from the host work it falls
+    // in (docs/import.md, "Profiler overhead"). Negative: the default rule.
+    int64_t span_overhead = -1, call_overhead = -1;
 };
 
 struct Workload {
@@ -97,6 +109,11 @@ struct Workload {
     size_t calls_kept_as_host = 0;        // CUDA calls with no modelled op (their time is host work)
     int64_t between_steps = 0;            // ns of host time between ProfilerStep spans (prof.step()), left out
     size_t launches_without_kernel = 0;   // launches whose kernel the trace lacks
+    // Profiler overhead taken out of the host work (main thread, the whole window).
+    int64_t span_overhead = 0, call_overhead = 0;  // ns per boundary, as applied
+    int64_t overhead_removed = 0;         // ns subtracted from host work
+    int64_t overhead_clamped = 0;         // ns that the host work did not have (a piece stops at 0)
+    size_t span_boundaries = 0, call_boundaries = 0;
 };
 
 // The trace as a workload. Throws InputError when the window holds no CUDA call that reaches the GPU.

@@ -36,7 +36,15 @@ bool gpu_op(WKind k) { return k == WKind::Kernel || k == WKind::Memcpy || k == W
 
 Builder::Builder(const KinetoTrace& t, Workload& w, const ImportOptions& opt, int64_t ws, int64_t we, std::vector<Span> step_abs)
     : t_(t), w_(w), opt_(opt), ws_(ws), we_(we), step_abs_(std::move(step_abs)) {
-    for (const auto& [key, spans] : t_.spans) index_.emplace(key, SpanIndex(&spans));
+    for (const auto& [key, spans] : t_.spans) {
+        index_.emplace(key, SpanIndex(&spans));
+        auto& m = span_marks_[key];
+        for (const CpuSpan& sp : spans)
+            if (sp.name.rfind("ProfilerStep#", 0) != 0) m.push_back(sp.start), m.push_back(sp.end);
+        std::sort(m.begin(), m.end());
+    }
+    for (const ApiCall& c : t_.calls) call_marks_[c.thread].push_back(c.start), call_marks_[c.thread].push_back(c.end);
+    for (auto& [key, m] : call_marks_) std::sort(m.begin(), m.end());
     w_.streams.push_back("default");
     w_.stream_ids.push_back(opt_.legacy_stream);
 }
@@ -132,6 +140,24 @@ void Builder::make_threads(ThreadKey main, const std::vector<Call>& calls) {
     }
 }
 
+size_t Builder::span_marks(const WThread& th, int64_t a, int64_t b) const {
+    size_t n = 0;
+    for (const ThreadKey& k : th.tids)
+        if (auto it = span_marks_.find(k); it != span_marks_.end())
+            n += static_cast<size_t>(std::lower_bound(it->second.begin(), it->second.end(), b) -
+                                     std::lower_bound(it->second.begin(), it->second.end(), a));
+    return n;
+}
+
+size_t Builder::call_marks(const WThread& th, int64_t a, int64_t b) const {
+    size_t n = 0;
+    for (const ThreadKey& k : th.tids)
+        if (auto it = call_marks_.find(k); it != call_marks_.end())
+            n += static_cast<size_t>(std::upper_bound(it->second.begin(), it->second.end(), b) -
+                                     std::lower_bound(it->second.begin(), it->second.end(), a));
+    return n;
+}
+
 void Builder::emit_host(size_t th, int64_t a, int64_t b, bool side, const std::vector<int64_t>& cuts) {
     if (b < a) b = a;
     std::vector<int64_t> pts{a};
@@ -151,6 +177,21 @@ void Builder::emit_host(size_t th, int64_t a, int64_t b, bool side, const std::v
         WOp op;
         op.kind = WKind::Host;
         op.duration = e - s;
+        // The profiler's own cost at each boundary it recorded in this host work: a span's start
+        // or end (cpu_op, user_annotation) and a CUDA call's (the calls that stay host work, and
+        // the entry and exit of the modelled calls on either side).
+        {
+            const size_t ns = span_marks(thread, s, e), nc = call_marks(thread, s, e);
+            const int64_t cut = static_cast<int64_t>(ns) * w_.span_overhead + static_cast<int64_t>(nc) * w_.call_overhead;
+            const int64_t removed = std::min(cut, op.duration);
+            op.duration -= removed;
+            if (th == 0) {
+                w_.overhead_removed += removed;
+                w_.overhead_clamped += cut - removed;
+                w_.span_boundaries += ns;
+                w_.call_boundaries += nc;
+            }
+        }
         op.host = Span{s - ws_, e - ws_};
         op.tid = thread.tids.front();
         op.label = label_at(thread, mid, side);

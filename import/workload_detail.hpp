@@ -52,6 +52,10 @@ private:
     const CpuSpan* outermost(const WThread& th, int64_t abs) const;  // below ProfilerStep#N; null: none
     bool between_steps(int64_t abs) const;  // after one ProfilerStep span, before the next
     void emit_host(size_t th, int64_t a, int64_t b, bool side, const std::vector<int64_t>& cuts);
+    // Profiler boundaries (span starts and ends; CUDA call starts and ends) of a thread's trace
+    // threads in [a, b) and [a, b].
+    size_t span_marks(const WThread& th, int64_t a, int64_t b) const;
+    size_t call_marks(const WThread& th, int64_t a, int64_t b) const;
     void emit_call(size_t th, const Call& c, bool& prev_upload);
     int32_t graph_for(const Call& c);
     int32_t stream_ahead(const Ref& r, ThreadKey tid) const;
@@ -64,6 +68,7 @@ private:
     int64_t ws_, we_;
     std::vector<Span> step_abs_;
     std::map<ThreadKey, SpanIndex> index_;
+    std::map<ThreadKey, std::vector<int64_t>> span_marks_, call_marks_;  // sorted
     std::map<ThreadKey, size_t> thread_of_;
     std::vector<Ref> record_ref_;                       // record id -> where it is
     std::vector<std::vector<std::vector<int64_t>>> graph_durations_;  // graph -> node -> per launch

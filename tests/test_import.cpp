@@ -30,7 +30,16 @@ namespace {
 
 std::string trace_path(const std::string& name) { return "tests/import/traces/" + name; }
 
-Workload workload_of(const std::string& name) { return build_workload(read_kineto_trace(trace_path(name))); }
+// The hand-derived timelines below use the trace's host work as it is: no profiler overhead
+// taken out (the test "the profiler's overhead per boundary" derives that rule on its own).
+ImportOptions as_traced() {
+    ImportOptions o;
+    o.span_overhead = 0;
+    o.call_overhead = 0;
+    return o;
+}
+
+Workload workload_of(const std::string& name) { return build_workload(read_kineto_trace(trace_path(name)), as_traced()); }
 
 std::string scenario_of(const std::string& name) {
     EmitOptions eo;
@@ -216,7 +225,7 @@ TEST_CASE("import: the scenario loads and its knobs act", "[import]") {
                 t.gpu_by_correlation.erase(t.gpu[i].correlation);
                 break;
             }
-        Workload w = build_workload(t);
+        Workload w = build_workload(t, as_traced());
         CHECK_FALSE(w.repeat);
         CHECK_THAT(w.flat_reason, Contains("step 1"));
         EmitOptions eo;
@@ -326,14 +335,14 @@ TEST_CASE("import: tiny.json, the scenario written (golden)", "[import]") {
     // 5 (200..205), relu 5 (205..210), relu 5 (215..220), python 80 (220..300), item 2,
     // _local_scalar_dense 3, 1, 3, item 2, python 15 (385..400), and the tail python 10
     // (410..420): the golden file says exactly that.
-    auto r = hetsim_test::cli("import tests/import/traces/tiny.json");
+    auto r = hetsim_test::cli("import tests/import/traces/tiny.json --span-overhead 0 --call-overhead 0");
     REQUIRE(r.exit_code == 0);
     std::ifstream f("tests/import/golden/tiny.yaml");
     std::stringstream want;
     want << f.rdbuf();
     CHECK(r.out == want.str());
     for (const char* name : {"offload.json", "infer_graph.json.gz", "train_pageable_sync.json"}) {
-        auto g = hetsim_test::cli(std::string("import tests/import/traces/") + name);
+        auto g = hetsim_test::cli(std::string("import tests/import/traces/") + name + " --span-overhead 0 --call-overhead 0");
         REQUIRE(g.exit_code == 0);
         std::string base = name;
         base = base.substr(0, base.find('.'));
@@ -431,7 +440,7 @@ TEST_CASE("import: host work labels that move between steps still make one body"
     std::sort(spans.begin(), spans.end(), [](const CpuSpan& a, const CpuSpan& b) {
         return a.start != b.start ? a.start < b.start : a.end > b.end;
     });
-    Workload w = build_workload(t);
+    Workload w = build_workload(t, as_traced());
     CHECK(w.repeat);
     // The body keeps step 0's label at that position.
     bool copy_label = false;
@@ -477,9 +486,12 @@ TEST_CASE("import: every committed H200 PyTorch trace imports, replays and compa
         const int64_t steps = meta["unprofiled"]["steps_per_block"].get<int64_t>();
         const double block = predict_us(y, {{"steps", std::to_string(steps)}});
         const double measured_us = meta["unprofiled"]["median_step_ns"].get<double>() / 1e3;
-        // Within a factor of two of the measured step (the table has the real errors).
-        CHECK(block / static_cast<double>(steps) > 0.5 * measured_us);
-        CHECK(block / static_cast<double>(steps) < 2.0 * measured_us);
+        // Within a factor of 2.5 of the measured step (the table has the real errors): the
+        // unprofiled host itself runs up to 1.7x faster on one machine start than on another
+        // (mlp_infer_eager: 0.99 ms a step on 2026-12-01c, 1.58 ms here), and the profiler
+        // overhead rule takes out the same time per boundary whatever the start.
+        CHECK(block / static_cast<double>(steps) > measured_us / 2.5);
+        CHECK(block / static_cast<double>(steps) < 2.5 * measured_us);
         Scenario sc = load_scenario_text(y, config + ".yaml");
         MeasuredTrace m = read_kineto_measured(trace, sc.program);
         CHECK(m.step_length.size() == w.steps);
@@ -493,7 +505,7 @@ TEST_CASE("import: host time between ProfilerStep spans is the profiler's, left 
     KinetoTrace t = read_kineto_trace(trace_path("tiny.json"));
     REQUIRE(t.steps.size() == 2);
     t.steps[1].start += 5'000;
-    Workload w = build_workload(t);
+    Workload w = build_workload(t, as_traced());
     CHECK(w.between_steps == 5'000);
     REQUIRE(w.repeat);
     // Step 1's first host work was python 500..510; 500..505 is left out, 505..510 stays.
@@ -503,7 +515,53 @@ TEST_CASE("import: host time between ProfilerStep spans is the profiler's, left 
     // Under 1 us it is the rounding of microsecond timestamps: nothing is left out.
     KinetoTrace r = read_kineto_trace(trace_path("tiny.json"));
     r.steps[1].start += 999;
-    CHECK(build_workload(r).between_steps == 0);
+    CHECK(build_workload(r, as_traced()).between_steps == 0);
+}
+
+TEST_CASE("import: the profiler's overhead per boundary comes out of the host work it falls in", "[import]") {
+    // tiny.json's step 0 (make_traces.py tiny(), us from the step's start): DataLoader __next__
+    // [10, 110], aten::to [120, 200] holding aten::copy_ [121, 199], cudaMemcpyAsync [125, 185],
+    // cudaStreamSynchronize [187, 196]. With 1 us a span boundary and 0.5 us a call boundary:
+    //   python [0, 10): no boundary (ProfilerStep spans do not count) -> 10
+    //   loader [10, 110): the loader's start at 10 (its end at 110 is the next piece's) -> 99
+    //   python [110, 120): the loader's end -> 9
+    //   copy_ [120, 125): aten::to's and aten::copy_'s starts, the upload call's start at 125 -> 5 - 2 - 0.5 = 2.5
+    //   copy_ [185, 187): the upload call's end and the sync call's start -> 2 - 1 = 1
+    ImportOptions o;
+    o.span_overhead = 1'000;
+    o.call_overhead = 500;
+    Workload w = build_workload(read_kineto_trace(trace_path("tiny.json")), o);
+    REQUIRE(w.repeat);
+    std::vector<int64_t> host;
+    for (const WOp& op : w.threads[0].steps[0])
+        if (op.kind == WKind::Host) host.push_back(op.duration);
+    REQUIRE(host.size() >= 6);
+    CHECK(host[0] == 10'000);
+    CHECK(host[1] == 99'000);
+    CHECK(host[2] == 9'000);
+    CHECK(host[3] == 2'500);
+    CHECK(host[4] == 1'000);
+    Workload raw = build_workload(read_kineto_trace(trace_path("tiny.json")), as_traced());
+    CHECK(raw.overhead_removed == 0);
+    CHECK(w.overhead_removed > 0);
+    CHECK(w.span_boundaries > 0);
+    // A piece shorter than its boundaries' cost stops at 0, and the header says how much was missing.
+    ImportOptions big;
+    big.span_overhead = 50'000;
+    big.call_overhead = 0;
+    Workload b = build_workload(read_kineto_trace(trace_path("tiny.json")), big);
+    CHECK(b.overhead_clamped > 0);
+    for (const auto& step : b.threads[0].steps)
+        for (const WOp& op : step) CHECK(op.duration >= 0);
+    EmitOptions eo;
+    CHECK_THAT(write_scenario(w, eo), Contains("# Profiler overhead taken out of the main thread's host work: 1us at each of "));
+    // The command line: the default is the measured rule; a bad value is bad input.
+    auto def = hetsim_test::cli("import tests/import/traces/tiny.json");
+    REQUIRE(def.exit_code == 0);
+    CHECK_THAT(def.out, Contains("# Profiler overhead taken out of the main thread's host work: " + format_ns(kSpanOverheadNs)));
+    auto bad = hetsim_test::cli("import tests/import/traces/tiny.json --span-overhead 3MiB");
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Contains("--span-overhead: error: expected a time of 0 or more such as 0.4us, got '3MiB'"));
 }
 
 TEST_CASE("import: loader_workers, by a hand-derived timeline", "[import]") {
@@ -516,6 +574,8 @@ TEST_CASE("import: loader_workers, by a hand-derived timeline", "[import]") {
         for (const char* k : {"hardware.host.queue_put_cost", "hardware.host.queue_get_cost", "hardware.host.queue_wakeup",
                               "hardware.host.thread_start"})
             sets.push_back({k, "0us"});
+        sets.push_back({"loader_handoff_per_kib", "0ps"});  // the hand-off: its own section below
+        sets.push_back({"loader_pinned_get", "0us"});
         for (auto& k : knobs) sets.push_back(k);
         LoadOptions lo;
         lo.sets = sets;
@@ -532,6 +592,23 @@ TEST_CASE("import: loader_workers, by a hand-derived timeline", "[import]") {
     // 2 workers, 4 steps: each worker's 2 batches are among the first prefetch_factor = 2, ready
     // at the start: no get waits, 4 x 258.8576 + 11 = 1046.4304.
     CHECK(us_text(replay({{"steps", "4"}, {"loader_workers", "2"}}).tl.end_to_end) == "1046.430400us");
+    SECTION("the main thread receives each batch from a worker process: loader_handoff_per_kib per KiB") {
+        // The batch is the step's 1 MiB upload: 1024 KiB x 391306 ps = 400.697344 us after each
+        // get (pin_memory off). 2 workers, 4 steps, no get waits: 1046.4304 + 4 x 400.697344 =
+        // 2649.219776. With pin_memory the pin-memory thread hands the batch over: 57.822 us a
+        // batch on main instead.
+        CHECK_THAT(y, Contains("\n  loader_handoff_per_kib: 391306ps\n  loader_pinned_get: 57.822us\n"));
+        CHECK_THAT(y, Contains("{host: \"DataLoader: batch from a worker process\", duration: \"${loader_handoff_per_kib} * 1024\"}"));
+        Replay r = replay({{"steps", "4"}, {"loader_workers", "2"}, {"loader_handoff_per_kib", "391306ps"}});
+        CHECK(us_text(r.tl.end_to_end) == "2649.219776us");
+        size_t handoffs = 0;
+        for (uint32_t i : r.sc.program.threads[0].ops) handoffs += r.sc.program.label(r.sc.program.ops[i]) == "DataLoader: batch from a worker process";
+        CHECK(handoffs == 4);
+        Replay p = replay({{"steps", "4"}, {"loader_workers", "2"}, {"pin_memory", "true"}, {"loader_pinned_get", "57.822us"}});
+        size_t gets = 0;
+        for (uint32_t i : p.sc.program.threads[0].ops) gets += p.sc.program.label(p.sc.program.ops[i]) == "DataLoader: batch from the pin-memory thread";
+        CHECK(gets == 4);
+    }
     SECTION("one worker: its third and fourth batches cost 400 us each") {
         // The worker puts batches 0, 1 at 0, makes batch 2 in 0..400 and batch 3 in 400..800.
         // Main: step 0 gets at 10, ends 258.8576; step 1 gets at 268.8576, ends 517.7152; step 2

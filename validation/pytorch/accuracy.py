@@ -24,7 +24,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-DEFAULT_RUN = os.path.join("validation", "measurements", "h200", "pytorch", "2026-12-01a")
+DEFAULT_RUN = os.path.join("validation", "measurements", "h200", "pytorch", "2026-12-01b")  # held out: the import's constants are fitted on 12-01a
 
 # (what-if, from configuration, knob settings, to configuration)
 PAIRS = []
@@ -53,6 +53,10 @@ def main():
     ap.add_argument("run_dir", nargs="?", default=DEFAULT_RUN)
     ap.add_argument("--hetsim", default=os.path.join(ROOT, "hetsim"))
     ap.add_argument("--out", default="")
+    ap.add_argument("--json", default="", help="also write the errors as JSON here")
+    ap.add_argument("--replay-only", action="store_true", help="only the replay table (no what-if pairs)")
+    ap.add_argument("--import-arg", action="append", default=[],
+                    help="an extra argument of `hetsim import` (repeatable), e.g. --import-arg=--span-overhead=0")
     a = ap.parse_args()
     run_dir = a.run_dir
     configs = [line.split()[0] for line in open(os.path.join(ROOT, run_dir, "configs.txt")) if line.strip()]
@@ -72,14 +76,14 @@ def main():
             problems.append("%s: no trace" % c)
             continue
         out = os.path.join(tmp, c + ".yaml")
-        rc, _, err = run([a.hetsim, "import", trace, "-o", out])
+        rc, _, err = run([a.hetsim, "import", trace, "-o", out] + a.import_arg)
         if rc != 0:
             problems.append("%s: import failed: %s" % (c, err.strip()))
             continue
         yaml[c] = out
 
     def predict(c, sets, steps):
-        cmd = [a.hetsim, "run", yaml[c], "--format", "json", "--set", "steps=%d" % steps]
+        cmd = [a.hetsim, "run", yaml[c], "--format", "json", "--no-suggest", "--set", "steps=%d" % steps]
         for k, v in sets.items():
             cmd += ["--set", "%s=%s" % (k, v)]
         rc, out, err = run(cmd)
@@ -97,12 +101,17 @@ def main():
     def spread(c):
         return meta[c]["unprofiled"].get("spread", 0.0)
 
+    data = {"run": run_dir, "replay": {}, "whatif": []}
     lines = []
+    lines.append("Run: `%s`; `hetsim import` %s." % (run_dir, " ".join("`%s`" % x for x in a.import_arg) if a.import_arg
+                                                   else "with its defaults"))
+    lines.append("")
     lines.append("Replay (the trace of a configuration predicting its own unprofiled step; N = steps of a timed block):")
     lines.append("")
-    lines.append("| configuration | N | measured ms | block spread | predicted ms | error |")
-    lines.append("|---|---|---|---|---|---|")
+    lines.append("| configuration | N | measured ms | block spread | blocks' range ms | predicted ms | error | in range |")
+    lines.append("|---|---|---|---|---|---|---|---|")
     replay = []
+    in_range = []
     for c in configs:
         if c not in yaml:
             continue
@@ -110,22 +119,30 @@ def main():
         p, why = predict(c, {}, n)
         m = measured(c)
         if p is None:
-            lines.append("| %s | %d | %.3f | %.0f%% | failed: %s | |" % (c, n, m / 1e6, 100 * spread(c), why))
+            lines.append("| %s | %d | %.3f | %.0f%% | | failed: %s | | |" % (c, n, m / 1e6, 100 * spread(c), why))
             continue
         e = 100.0 * (p - m) / m
         replay.append(abs(e))
-        lines.append("| %s | %d | %.3f | %.0f%% | %.3f | %+.1f%% |" % (c, n, m / 1e6, 100 * spread(c), p / 1e6, e))
+        data["replay"][c] = {"measured_ns": m, "predicted_ns": p, "error_pct": e, "spread": spread(c),
+                             "min_ns": meta[c]["unprofiled"]["min_step_ns"], "max_ns": meta[c]["unprofiled"]["max_step_ns"]}
+        lo, hi = meta[c]["unprofiled"]["min_step_ns"], meta[c]["unprofiled"]["max_step_ns"]
+        inside = lo <= p <= hi
+        in_range.append(inside)
+        lines.append("| %s | %d | %.3f | %.0f%% | %.3f-%.3f | %.3f | %+.1f%% | %s |"
+                     % (c, n, m / 1e6, 100 * spread(c), lo / 1e6, hi / 1e6, p / 1e6, e, "yes" if inside else "no"))
     if replay:
         lines.append("")
-        lines.append("Replay |error|: median %.1f%%, max %.1f%% over %d configurations (targets: median 3%%, max 8%%)."
-                     % (statistics.median(replay), max(replay), len(replay)))
+        lines.append("Replay |error|: median %.1f%%, max %.1f%% over %d configurations (targets: median 3%%, max 8%%); "
+                     "%d of %d predictions inside the range of their 7 unprofiled blocks (min to max step)."
+                     % (statistics.median(replay), max(replay), len(replay), sum(in_range), len(in_range)))
     lines.append("")
     lines.append("What-if (the trace of `from` with the knob set, predicting `to`'s measured unprofiled step):")
     lines.append("")
-    lines.append("| what-if | from | knob | to | measured ms | predicted ms | error | scaled error |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+    lines.append("| what-if | from | knob | to | measured ms | to's blocks' range ms | predicted ms | error | in range | scaled error |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
     whatif = []
-    for what, src, sets, dst in PAIRS:
+    wi_range = []
+    for what, src, sets, dst in ([] if a.replay_only else PAIRS):
         if src not in yaml or dst not in meta:
             continue
         n = int(meta[dst]["unprofiled"]["steps_per_block"])
@@ -133,27 +150,37 @@ def main():
         p, why = predict(src, sets, n)
         m = measured(dst)
         if p is None:
-            lines.append("| %s | %s | `%s` | %s | %.3f | not predicted: %s | | |" % (what, src, knob, dst, m / 1e6, why))
+            lines.append("| %s | %s | `%s` | %s | %.3f | | not predicted: %s | | | |" % (what, src, knob, dst, m / 1e6, why))
             continue
         e = 100.0 * (p - m) / m
         whatif.append(abs(e))
+        data["whatif"].append({"what": what, "from": src, "knob": knob, "to": dst, "measured_ns": m, "predicted_ns": p, "error_pct": e})
         # Diagnostic: the knob's predicted ratio applied to the source's measured step (the
         # replay's own error divided out), which isolates the transform from the replay.
         base, _ = predict(src, {}, n)
         scaled = measured(src) * p / base if base else None
         se = "%+.1f%%" % (100.0 * (scaled - m) / m) if scaled else ""
-        lines.append("| %s | %s | `%s` | %s | %.3f | %.3f | %+.1f%% | %s |" % (what, src, knob, dst, m / 1e6, p / 1e6, e, se))
+        lo, hi = meta[dst]["unprofiled"]["min_step_ns"], meta[dst]["unprofiled"]["max_step_ns"]
+        inside = lo <= p <= hi
+        wi_range.append(inside)
+        lines.append("| %s | %s | `%s` | %s | %.3f | %.3f-%.3f | %.3f | %+.1f%% | %s | %s |"
+                     % (what, src, knob, dst, m / 1e6, lo / 1e6, hi / 1e6, p / 1e6, e, "yes" if inside else "no", se))
     if whatif:
         lines.append("")
         lines.append("Scaled error (a diagnostic, not the target): the source's measured step times the predicted "
                      "ratio knob / no knob, so that the source replay's own error drops out.")
         lines.append("")
-        lines.append("What-if |error|: median %.1f%%, max %.1f%%, %d of %d within 10%% (target: each within 10%%)."
-                     % (statistics.median(whatif), max(whatif), sum(1 for e in whatif if e <= 10), len(whatif)))
+        lines.append("What-if |error|: median %.1f%%, max %.1f%%, %d of %d within 10%% (target: each within 10%%); "
+                     "%d of %d inside the range of the measured configuration's unprofiled blocks."
+                     % (statistics.median(whatif), max(whatif), sum(1 for e in whatif if e <= 10), len(whatif),
+                        sum(wi_range), len(wi_range)))
     for p in problems:
         lines.append("")
         lines.append("Problem: " + p)
     text = "\n".join(lines) + "\n"
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(data, f, indent=1)
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)
