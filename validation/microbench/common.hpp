@@ -222,6 +222,9 @@ void bench_pipeline_chunks(Ctx&, json&);
 // bench_host_sync.cu (issue 11): host queues, callback flags, thread start and join.
 void bench_host_sync(Ctx&, json&);
 void bench_memcpy2d(Ctx&, json&);
+// bench_v4.cu: follow-ups of graph_nodes (node gap vs grid) and memcpy2d (unequal pitches).
+void bench_graph_node_grids(Ctx&, json&);
+void bench_memcpy2d_pitches(Ctx&, json&);
 
 // Size lists.
 std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi
