@@ -30,11 +30,14 @@ Time CopyEngines::work(uint32_t i, CopyDir dir) {
     } else {
         Last& last = last_[static_cast<int>(op.dir)];  // a Memcpy: copy_duration depends on direction, size and rows only
         const uint32_t rows = dma_rows(pg_.site(op), op.bytes);
-        if (last.bytes != op.bytes || last.rows != rows) last = Last{op.bytes, copy_duration(hw_, op, rows), rows};
+        const uint64_t pitch = host_pitch(pg_.site(op), op.dir);
+        if (last.bytes != op.bytes || last.rows != rows || last.pitch != pitch)
+            last = Last{op.bytes, copy_duration(hw_, op, rows, pitch), rows, pitch};
         t = last.duration;
     }
     if (is_pageable_copy(hw_, op))
-        t = pageable_dma_time(hw_, op, now, dir == CopyDir::H2D ? staging_.dma_starts(i, sink_) : now, dma_rows(pg_.site(op), op.bytes));
+        t = pageable_dma_time(hw_, op, now, dir == CopyDir::H2D ? staging_.dma_starts(i, sink_) : now, dma_rows(pg_.site(op), op.bytes),
+                              host_pitch(pg_.site(op), op.dir));
     if (op.graph_node) t += hw_.graph_copy_node_extra;
     return t;
 }

@@ -52,6 +52,7 @@ private:
         uint64_t bytes = UINT64_MAX;
         Time duration;
         uint32_t rows = 1;
+        uint64_t pitch = 0;
     } last_[2];
 };
 
