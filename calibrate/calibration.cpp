@@ -1,6 +1,7 @@
 #include "calibrate/calibration.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -696,6 +697,12 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
     std::vector<double> h2d_x, h2d_y, d2h_y;                    // pinned per-row times (us), x = 128 / pitch
     std::map<std::string, std::vector<double>> pg_rows, pg_extra;  // pageable, by direction
     size_t row_bound[2] = {0, 0};
+    struct Near {  // a pinned point for copy.row_cost.blend
+        bool h2d;
+        double rows, pitch, lin, fixed;  // lin: the reference's median GPU time - fixed (us)
+        std::vector<double> gpu;
+    };
+    std::vector<Near> near;
     for (const J& bench : ms) {
         J pts = bench["points"].nonempty();
         std::vector<Pt> v;
@@ -717,6 +724,10 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
             if (!ref || ref == &x) continue;
             const bool pinned = x.memory == "pinned";
             const double m = fit::median(pinned ? x.gpu : x.call), m_ref = fit::median(pinned ? ref->gpu : ref->call);
+            if (pinned) {
+                const double fixed = static_cast<double>(b.value_of(x.dir == "h2d" ? "copy.h2d.fixed" : "copy.d2h.fixed")) * 1e-6;
+                near.push_back({x.dir == "h2d", static_cast<double>(x.height), static_cast<double>(x.pitch), m_ref - fixed, fixed, x.gpu});
+            }
             if (m < 2 * m_ref) continue;
             const double rows = static_cast<double>(x.height);
             if (pinned) {
@@ -761,6 +772,38 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
     });
     b.time("copy.row_cost.d2h", d, "memcpy2d median (GPU time - copy.d2h.fixed) / rows" + pinned_recipe, "median",
            fit::rms_about(d2h_y, d), d2h_y.size());
+    // copy.row_cost.blend: the pinned points whose row time (from the fits above) is within 3x of
+    // the linear copy's either way; the exponent k of (rows^k + linear^k)^(1/k) with the least
+    // squared log error, searched over 1..16 in steps of 0.25 (above 16 it is the larger of the two).
+    {
+        const double rh = std::max(0.0, static_cast<double>(b.value_of("copy.row_cost.h2d")) * 1e-6),
+                     rhd = std::max(0.0, static_cast<double>(b.value_of("copy.row_cost.h2d_dense")) * 1e-6),
+                     rd = static_cast<double>(b.value_of("copy.row_cost.d2h")) * 1e-6;
+        std::vector<std::array<double, 4>> smp;        // fixed, rows time, linear, measured
+        for (const Near& n : near) {
+            const double rt = n.rows * (n.h2d ? rh + rhd * 128.0 / n.pitch : rd);
+            if (!(n.lin > 0) || rt < n.lin / 3 || rt > 3 * n.lin) continue;
+            for (double g : n.gpu) smp.push_back({n.fixed, rt, n.lin, g});
+        }
+        if (!smp.empty()) {
+            auto err = [&](double k) {
+                double e = 0;
+                for (const auto& x : smp) {
+                    const double pred = x[0] + std::pow(std::pow(x[1], k) + std::pow(x[2], k), 1.0 / k);
+                    e += std::pow(std::log(pred / x[3]), 2);
+                }
+                return e;
+            };
+            double best = 16, best_e = err(16);
+            for (double k = 1; k < 16; k += 0.25)
+                if (const double e = err(k); e < best_e) best = k, best_e = e;
+            b.add("copy.row_cost.blend", fmtg(best, 3),
+                  "memcpy2d exponent k of (row time^k + linear time^k)^(1/k) over the pinned points whose row time (from the "
+                  "fitted row costs) is within 3x of the widest contiguous point's GPU time - fixed",
+                  "grid search 1-16 in steps of 0.25, least squares in log time", fmtg(std::sqrt(best_e / smp.size()) * 100, 3) + "%",
+                  smp.size());
+        }
+    }
     for (const char* dir : {"h2d", "d2h"}) {
         const std::string key = std::string("copy.row_cost.pageable_") + dir;
         const std::vector<double>& x = pg_rows[dir];

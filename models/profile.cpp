@@ -162,6 +162,9 @@ const std::vector<ParamDecl>& param_decls() {
         t("copy.row_cost.pageable_d2h", &P::row_cost_pageable_d2h, false,
           "host time per row of a pageable pitched D2H copy, beyond draining its bytes (the host unpacks the rows)",
           closed(0, 0.1 * kMs), kRowNote),
+        real("copy.row_cost.blend", &P::row_cost_blend,
+             "exponent k with which a pitched copy's row-bound time r and bandwidth time b combine: (r^k + b^k)^(1/k) "
+             "(a large k: the larger of the two)", closed(1, 1000), "1 adds the two; 1000 is the larger of the two to 0.1%"),
         t("gpu.launch_latency", &P::launch_latency, true, "API call returns -> work starts on an idle stream"),
         t("gpu.stream_gap", &P::stream_gap, true, "gap between dependent ops of one stream"),
         t("gpu.event_gap", &P::event_gap, true, "gap of a dependency through an event or the legacy stream"),

@@ -38,6 +38,9 @@ struct HwProfile {
     // rows take at least the direction's fixed cost + R x the row cost (H2D: + R x h2d_dense x
     // 128 B / the host pitch), and a pageable one costs the host R x its pageable row cost more.
     Time row_cost_h2d, row_cost_h2d_dense, row_cost_d2h, row_cost_d2d, row_cost_pageable_h2d, row_cost_pageable_d2h;
+    // The row-bound time r and the bandwidth time b of a pitched copy combine as (r^k + b^k)^(1/k)
+    // (k = this; a large k is the larger of the two).
+    double row_cost_blend = 1000;
     // GPU-side latencies.
     Time launch_latency;  // API call returns -> GPU work may start on an idle stream
     Time stream_gap;      // dependent ops in one stream: end -> next start

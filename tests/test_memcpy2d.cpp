@@ -27,6 +27,7 @@ const std::string kHw = R"(hardware:
   copy.row_cost.d2h: 100ns
   copy.row_cost.pageable_h2d: 0ns
   copy.row_cost.pageable_d2h: 0ns
+  copy.row_cost.blend: 1000
 )";
 const std::string kBufs = R"(buffers:
   h_img: {kind: pinned, size: 1MiB}
@@ -134,6 +135,20 @@ TEST_CASE("memcpy2d: the cost model", "[models][memcpy2d]") {
     CHECK(copy_duration(p, op, 1024, 48) == ns(102'400) + Time::ps(136'533'334));
     op.dir = CopyDir::D2H;  // no density term for D2H
     CHECK(copy_duration(p, op, 1024, 64) == ns(102'400));
+    // Blending the two bounds: bandwidth b = 65.536 us, rows r = 102.4 us. k = 1 adds them:
+    // 167.936 us; k = 2: 102.4 x sqrt(1 + 0.64^2) = 121.576014 us; k = 4: 102.4 x (1 + 0.64^4)^(1/4)
+    // = 106.448485 us (rounded to the ps); k = 1000: the larger, 102.4 us.
+    p.row_cost_h2d_dense = Time{};
+    op.dir = CopyDir::H2D;
+    p.row_cost_blend = 1;
+    CHECK(copy_duration(p, op, 1024, 128) == ns(167'936));
+    p.row_cost_blend = 2;
+    CHECK(copy_duration(p, op, 1024, 128) == Time::ps(121'576'014));
+    p.row_cost_blend = 4;
+    CHECK(copy_duration(p, op, 1024, 128) == Time::ps(106'448'485));
+    CHECK(copy_duration(p, op, 1, 128) == ns(65'536));  // a linear copy: bandwidth only
+    p.row_cost_blend = 1000;
+    CHECK(copy_duration(p, op, 1024, 128) == ns(102'400));
     // Pageable rows: host time per row, nothing for a linear copy or a D2D.
     p.row_cost_pageable_h2d = ns(3), p.row_cost_pageable_d2h = ns(7);
     CHECK(pageable_row_time(p, CopyDir::H2D, 1000) == ns(3000));
