@@ -1,6 +1,7 @@
 #include "calibrate/calibration.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "frontend/expr.hpp"
@@ -717,6 +719,153 @@ std::vector<double> pooled_nums(const std::vector<J>& bs, const std::function<st
     return v;
 }
 
+// ---- pitched copies (memcpy2d, issue 10): copy.row_cost.* -----------------------------------------
+// Per input and per (memory, direction, bytes), the reference is the widest contiguous point (a
+// linear copy of the same bytes); a point is row-bound when its median time is at least twice the
+// reference's (GPU time for pinned memory, call time for pageable). Pinned: per-row time =
+// (GPU time - copy.<dir>.fixed) / rows; H2D is fitted as row_cost + h2d_dense x 128 B / pitch
+// (rows packed densely in host memory cost more: 1.5 ns 32 B apart, 3.5 ns 4 B apart on the
+// H200), D2H as the median (1.25 ns whatever the pitch). Pageable: the host's time per row
+// beyond the linear copy's call, (call - reference call) / rows, least squares through the
+// origin over the samples (the rows of the narrowest points weigh most). Returns false when no
+// input has the section.
+bool fit_memcpy2d(const Pool& pool, Builder& b) {
+    const std::vector<J> ms = pool.maybe("memcpy2d");
+    if (ms.empty()) return false;
+    struct Pt {
+        std::string memory, dir;
+        uint64_t width, height, pitch, bytes;
+        std::vector<double> gpu, call;
+    };
+    std::vector<double> h2d_x, h2d_y, d2h_y;                    // pinned per-row times (us), x = 128 / pitch
+    std::map<std::string, std::vector<double>> pg_rows, pg_extra;  // pageable, by direction
+    size_t row_bound[2] = {0, 0};
+    struct Near {  // a pinned point for copy.row_cost.blend
+        bool h2d;
+        double rows, pitch, lin, fixed;  // lin: the reference's median GPU time - fixed (us)
+        std::vector<double> gpu;
+    };
+    std::vector<Near> near;
+    for (const J& bench : ms) {
+        J pts = bench["points"].nonempty();
+        std::vector<Pt> v;
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            Pt x{p["memory"].str(), p["dir"].str(), p["width"].bytes(), p["height"].bytes(), p["pitch"].bytes(), p["bytes"].bytes(),
+                 p["gpu_us"].repetitions(), p["call_us"].repetitions()};
+            if (x.memory != "pinned" && x.memory != "pageable") p["memory"].fail("expected pinned or pageable, got '" + x.memory + "'");
+            if (x.dir != "h2d" && x.dir != "d2h") p["dir"].fail("expected h2d or d2h, got '" + x.dir + "'");
+            if (x.pitch < x.width) p["pitch"].fail("is less than the width (" + std::to_string(x.width) + ")");
+            v.push_back(std::move(x));
+        }
+        for (const Pt& x : v) {
+            if (x.height < 2) continue;
+            const Pt* ref = nullptr;  // the widest contiguous point of the same memory, direction and bytes
+            for (const Pt& r : v)
+                if (r.memory == x.memory && r.dir == x.dir && r.bytes == x.bytes && r.pitch == r.width && (!ref || r.width > ref->width))
+                    ref = &r;
+            if (!ref || ref == &x) continue;
+            const bool pinned = x.memory == "pinned";
+            const double m = fit::median(pinned ? x.gpu : x.call), m_ref = fit::median(pinned ? ref->gpu : ref->call);
+            if (pinned) {
+                const double fixed = static_cast<double>(b.value_of(x.dir == "h2d" ? "copy.h2d.fixed" : "copy.d2h.fixed")) * 1e-6;
+                near.push_back({x.dir == "h2d", static_cast<double>(x.height), static_cast<double>(x.pitch), m_ref - fixed, fixed, x.gpu});
+            }
+            if (m < 2 * m_ref) continue;
+            const double rows = static_cast<double>(x.height);
+            if (pinned) {
+                const bool h2d = x.dir == "h2d";
+                ++row_bound[h2d ? 0 : 1];
+                const double fixed = static_cast<double>(b.value_of(h2d ? "copy.h2d.fixed" : "copy.d2h.fixed")) * 1e-6;
+                for (double g : x.gpu) {
+                    if (h2d) h2d_x.push_back(128.0 / static_cast<double>(x.pitch)), h2d_y.push_back((g - fixed) / rows);
+                    else d2h_y.push_back((g - fixed) / rows);
+                }
+            } else {
+                for (double c : x.call) pg_rows[x.dir].push_back(rows), pg_extra[x.dir].push_back(c - m_ref);
+            }
+        }
+    }
+    const std::string pinned_recipe =
+        " of the row-bound pinned points (median GPU time >= 2x the widest contiguous point's of the same bytes)";
+    if (h2d_y.empty()) pool.fail("memcpy2d copy.row_cost.h2d: no row-bound pinned H2D point");
+    std::set<double> pitches(h2d_x.begin(), h2d_x.end());
+    const fit::Line l = pitches.size() >= 2 ? pool.guard("memcpy2d copy.row_cost.h2d", [&] { return fit::fit_line(h2d_x, h2d_y); })
+                                            : fit::Line{fit::median(h2d_y), 0, fit::rms_about(h2d_y, fit::median(h2d_y)), h2d_y.size()};
+    if (l.slope >= 0) {
+        b.time("copy.row_cost.h2d", l.intercept,
+               "memcpy2d intercept of (GPU time - copy.h2d.fixed) / rows vs 128 B / pitch" + pinned_recipe + ", " +
+                   std::to_string(row_bound[0]) + " points",
+               "linear least squares (Eigen QR)", l.rms, l.n);
+        b.time("copy.row_cost.h2d_dense", l.slope,
+               "memcpy2d slope of (GPU time - copy.h2d.fixed) / rows vs 128 B / pitch" + pinned_recipe + ", " +
+                   std::to_string(row_bound[0]) + " points",
+               "linear least squares (Eigen QR)", l.rms, l.n);
+    } else {  // rows cost less packed densely: no dense term
+        const double m = fit::median(h2d_y);
+        b.cal.checks.push_back("memcpy2d: H2D rows packed densely cost less per row (slope " + us_text(l.slope) +
+                               " per 128 B / pitch); copy.row_cost.h2d_dense written as 0, copy.row_cost.h2d as the median");
+        b.time("copy.row_cost.h2d", m, "memcpy2d median (GPU time - copy.h2d.fixed) / rows" + pinned_recipe, "median",
+               fit::rms_about(h2d_y, m), h2d_y.size());
+        b.time("copy.row_cost.h2d_dense", 0, "memcpy2d: no density effect in the row-bound pinned H2D points", "none", 0, h2d_y.size());
+    }
+    const double d = pool.guard("memcpy2d copy.row_cost.d2h", [&] {
+        if (d2h_y.empty()) throw fit::FitError("no row-bound pinned D2H point");
+        return fit::median(d2h_y);
+    });
+    b.time("copy.row_cost.d2h", d, "memcpy2d median (GPU time - copy.d2h.fixed) / rows" + pinned_recipe, "median",
+           fit::rms_about(d2h_y, d), d2h_y.size());
+    // copy.row_cost.blend: the pinned points whose row time (from the fits above) is within 3x of
+    // the linear copy's either way; the exponent k of (rows^k + linear^k)^(1/k) with the least
+    // squared log error, searched over 1..16 in steps of 0.25 (above 16 it is the larger of the two).
+    {
+        const double rh = std::max(0.0, static_cast<double>(b.value_of("copy.row_cost.h2d")) * 1e-6),
+                     rhd = std::max(0.0, static_cast<double>(b.value_of("copy.row_cost.h2d_dense")) * 1e-6),
+                     rd = static_cast<double>(b.value_of("copy.row_cost.d2h")) * 1e-6;
+        std::vector<std::array<double, 4>> smp;        // fixed, rows time, linear, measured
+        for (const Near& n : near) {
+            const double rt = n.rows * (n.h2d ? rh + rhd * 128.0 / n.pitch : rd);
+            if (!(n.lin > 0) || rt < n.lin / 3 || rt > 3 * n.lin) continue;
+            for (double g : n.gpu) smp.push_back({n.fixed, rt, n.lin, g});
+        }
+        if (!smp.empty()) {
+            auto err = [&](double k) {
+                double e = 0;
+                for (const auto& x : smp) {
+                    const double pred = x[0] + std::pow(std::pow(x[1], k) + std::pow(x[2], k), 1.0 / k);
+                    e += std::pow(std::log(pred / x[3]), 2);
+                }
+                return e;
+            };
+            double best = 16, best_e = err(16);
+            for (double k = 1; k < 16; k += 0.25)
+                if (const double e = err(k); e < best_e) best = k, best_e = e;
+            b.add("copy.row_cost.blend", fmtg(best, 3),
+                  "memcpy2d exponent k of (row time^k + linear time^k)^(1/k) over the pinned points whose row time (from the "
+                  "fitted row costs) is within 3x of the widest contiguous point's GPU time - fixed",
+                  "grid search 1-16 in steps of 0.25, least squares in log time", fmtg(std::sqrt(best_e / smp.size()) * 100, 3) + "%",
+                  smp.size());
+        }
+    }
+    for (const char* dir : {"h2d", "d2h"}) {
+        const std::string key = std::string("copy.row_cost.pageable_") + dir;
+        const std::vector<double>& x = pg_rows[dir];
+        const std::vector<double>& y = pg_extra[dir];
+        const fit::LeastSquares ls = pool.guard("memcpy2d " + key, [&] {
+            if (x.size() < 2) throw fit::FitError(std::string("fewer than 2 samples of row-bound pageable ") + dir + " points");
+            std::vector<std::vector<double>> rows;
+            for (double r : x) rows.push_back({r});
+            return fit::least_squares(rows, y);
+        });
+        b.time(key, ls.coef[0],
+               std::string("memcpy2d slope through the origin of (call time - the widest contiguous point's median call) vs rows "
+                           "of the row-bound pageable ") +
+                   dir + " points (median call >= 2x the contiguous one's of the same bytes)",
+               "least squares through the origin (Eigen QR)", ls.rms, ls.n);
+    }
+    return true;
+}
+
 void fit_rules_sections(const Pool& pool, Builder& b) {
     auto med_time = [&](const char* key, const std::vector<double>& v, const std::string& recipe) {
         const double m = pool.guard(key, [&] { return fit::median(v); });
@@ -846,12 +995,32 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
                    "graph_nodes median gap (next node's first block start - this node's last block end) in graphs of 20 and "
                    "200 spin kernels of 132-1056 x 256 threads",
                    "median", fit::rms_about(gaps, g), gaps.size());
+            // graph.node_gap_small: graphs of one-block (empty) kernels space their nodes by
+            // less (0.68 us per node against 0.86 us + the kernel between spin kernels on every
+            // SM): the slope of their GPU time vs nodes, minus kernel.min_duration.
+            std::vector<double> en, et;
+            for (const J& bench : gn) {
+                J pts = bench["empty"]["points"].nonempty();
+                for (size_t i = 0; i < pts.size(); ++i) {
+                    const double n = static_cast<double>(pts.at(i)["nodes"].integer());
+                    for (double v : pts.at(i)["gpu_graph_us"].repetitions()) en.push_back(n), et.push_back(v);
+                }
+            }
+            const fit::Line le = pool.guard("graph_nodes graph.node_gap_small", [&] { return fit::fit_line(en, et); });
+            const double md = static_cast<double>(b.value_of("kernel.min_duration")) * 1e-6;
+            b.time("graph.node_gap_small", le.slope - md,
+                   "graph_nodes slope of the GPU time of a graph of N one-block empty kernels vs N (" + us_text(le.slope) +
+                       " per node) minus kernel.min_duration",
+                   "linear least squares (Eigen QR), 10-2000 nodes", le.rms, le.n);
         } else {
             const fit::Line lg = pool.guard("graphs graph.node_gap", [&] { return fit::fit_line(ng, tg); });
             const double md = static_cast<double>(b.value_of("kernel.min_duration")) * 1e-6;
-            b.time("graph.node_gap", lg.slope - md,
-                   "graphs slope of the GPU time of a graph of N empty kernels vs N (" + us_text(lg.slope) + " per node) minus kernel.min_duration",
-                   "linear least squares (Eigen QR), 100/1000 nodes", lg.rms, lg.n);
+            // Without graph_nodes both gaps come from the empty (one-block) kernels of this section.
+            for (const char* key : {"graph.node_gap", "graph.node_gap_small"})
+                b.time(key, lg.slope - md,
+                       "graphs slope of the GPU time of a graph of N empty kernels vs N (" + us_text(lg.slope) +
+                           " per node) minus kernel.min_duration",
+                       "linear least squares (Eigen QR), 100/1000 nodes", lg.rms, lg.n);
         }
         const double extra = pool.guard("graphs graph.copy_node_extra", [&] {
             if (ncopies <= 0) throw fit::FitError("no copy nodes");
@@ -935,6 +1104,39 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
               "pageable_contention median pinned 256 MiB H2D time beside a pageable D2H / alone (mean over inputs)",
               "ratio of medians", fmtg(fit::rms_about(all, f), 3), all.size());
     } else absent.push_back("pageable_contention");
+    if (!fit_memcpy2d(pool, b)) absent.push_back("memcpy2d");
+    // host.queue_*, flag_wakeup, thread_start, join_wakeup (issue 11): medians of host_sync's
+    // samples. The median, not the mean: the wake-up samples have a long tail (p90 about 1.7x the
+    // median, single samples of 100-470 us when the VM deschedules a thread), a program's
+    // hand-offs in steady state see the typical wake-up, and one slow sample must not move the
+    // model's one value.
+    if (std::vector<J> hs = pool.maybe("host_sync"); !hs.empty()) {
+        const double put = med_time("host.queue_put_cost",
+                                    pooled_nums(hs, [](const J& x) { return x["queue_uncontended"]["put_samples_us"].nums(); }),
+                                    "host_sync median per-call time of a put into a std::deque + mutex + condition variable queue "
+                                    "with room, uncontended (per-batch medians of 1000 calls)");
+        const double get = med_time("host.queue_get_cost",
+                                    pooled_nums(hs, [](const J& x) { return x["queue_uncontended"]["get_samples_us"].nums(); }),
+                                    "host_sync median per-call time of a get from the queue holding an item, uncontended "
+                                    "(per-batch medians of 1000 calls)");
+        // The model returns a sleeper after the other side's call, the wake-up and its own call:
+        // sample = put + host.queue_wakeup + get, whichever side slept.
+        std::vector<double> wake = pooled_nums(hs, [](const J& x) {
+            std::vector<double> v = x["queue_wakeups"]["get_woken_samples_us"].nums(), w = x["queue_wakeups"]["put_woken_samples_us"].nums();
+            v.insert(v.end(), w.begin(), w.end());
+            return v;
+        });
+        for (double& v : wake) v -= put + get;
+        med_time("host.queue_wakeup", wake,
+                 "host_sync median (the other side's put or get call start - the sleeping thread's return) less the put and "
+                 "get costs, a thread asleep 300 us in get or in put on a full queue");
+        med_time("host.flag_wakeup", pooled_nums(hs, [](const J& x) { return x["flag_spin"]["samples_us"].nums(); }),
+                 "host_sync median (cudaLaunchHostFunc callback's stamp - the thread spinning on its atomic runs)");
+        med_time("host.thread_start", pooled_nums(hs, [](const J& x) { return x["threads"]["thread_start_samples_us"].nums(); }),
+                 "host_sync median (std::thread construction start - the thread's first instruction)");
+        med_time("host.join_wakeup", pooled_nums(hs, [](const J& x) { return x["threads"]["join_wakeup_samples_us"].nums(); }),
+                 "host_sync median (a thread's last instruction, after 300 us asleep - join returns in the creating thread)");
+    } else absent.push_back("host_sync");
     if (!absent.empty()) {
         std::string t;
         for (const auto& a : absent) t += (t.empty() ? "" : ", ") + a;

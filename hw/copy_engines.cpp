@@ -28,15 +28,20 @@ Time CopyEngines::work(uint32_t i, CopyDir dir) {
     if (op.kind == OpKind::Prefetch) {
         t = prefetch_time(hw_, um_.to_move(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes), op.to_device);
     } else {
-        Last& last = last_[static_cast<int>(op.dir)];  // a Memcpy: copy_duration depends on direction, size and rows only
-        // The rows depend on the site and the size: the same site and size as the last copy's, the same rows.
-        const uint32_t rows = last.site == op.site && last.bytes == op.bytes ? last.rows : dma_rows(pg_.site(op), op.bytes);
-        if (last.bytes != op.bytes || last.rows != rows) last = Last{op.bytes, copy_duration(hw_, op, rows), rows, op.site};
+        Last& last = last_[static_cast<int>(op.dir)];  // a Memcpy: copy_duration depends on direction, size, rows and host pitch only
+        // The rows and the host pitch depend on the site and the size: the same site and size as the
+        // last copy's, the same rows and pitch.
+        const bool same = last.site == op.site && last.bytes == op.bytes;
+        const uint32_t rows = same ? last.rows : dma_rows(pg_.site(op), op.bytes);
+        const uint64_t pitch = same ? last.pitch : host_pitch(pg_.site(op), op.dir);
+        if (last.bytes != op.bytes || last.rows != rows || last.pitch != pitch)
+            last = Last{op.bytes, copy_duration(hw_, op, rows, pitch), rows, pitch, op.site};
         last.site = op.site;
         t = last.duration;
     }
     if (is_pageable_copy(hw_, op))
-        t = pageable_dma_time(hw_, op, now, dir == CopyDir::H2D ? staging_.dma_starts(i, sink_) : now, dma_rows(pg_.site(op), op.bytes));
+        t = pageable_dma_time(hw_, op, now, dir == CopyDir::H2D ? staging_.dma_starts(i, sink_) : now, dma_rows(pg_.site(op), op.bytes),
+                              host_pitch(pg_.site(op), op.dir));
     if (op.graph_node) t += hw_.graph_copy_node_extra;
     return t;
 }

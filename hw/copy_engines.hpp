@@ -57,7 +57,8 @@ private:
         uint64_t bytes = UINT64_MAX;
         Time duration;
         uint32_t rows = 1;
-        uint32_t site = UINT32_MAX;  // the site of the last copy: its rows are `rows`
+        uint64_t pitch = 0;
+        uint32_t site = UINT32_MAX;  // the site of the last copy: its rows and pitch are `rows`, `pitch`
     } last_[2];
     double duplex_[2][2][2];  // duplex_slowdown by [direction][self pageable][other pageable]
 };

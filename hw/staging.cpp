@@ -27,7 +27,13 @@ void Staging::note(int32_t b, int32_t upload) {
 }
 
 Time Staging::stage_time(uint32_t op, uint64_t bytes) const {
-    return staging_time(hw_, CopyDir::H2D, bytes, warm_.count(op) != 0);
+    const Time t = staging_time(hw_, CopyDir::H2D, bytes, warm_.count(op) != 0);
+    // A pitched copy: the host packs its rows as it stages them (copy.row_cost.pageable_h2d),
+    // each part of the bytes carrying its share.
+    const Op& o = pg_.ops[op];
+    const Time rows = pageable_row_time(hw_, CopyDir::H2D, dma_rows(pg_.site(o), o.bytes));
+    if (rows == Time{} || o.bytes == 0) return t;
+    return t + Time::ps(static_cast<int64_t>(static_cast<u128>(rows.ps()) * bytes / o.bytes));
 }
 
 Time Staging::dma_starts(uint32_t i, UnitSink& sink) {

@@ -12,15 +12,24 @@ inline bool is_pageable_copy(const HwProfile& p, const Op& op) {
     return op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir != CopyDir::D2D && p.rules.pageable_staging;
 }
 
-// The rows the DMA moves one by one for a copy of site `s`: a pitched copy's rows, unless both
-// pitches equal the width (the rows are then one contiguous range, moved as a linear copy); 1
-// for a linear copy.
+// The rows the DMA moves one by one for a copy of site `s`: a pitched copy's rows, contiguous
+// or not (the H200 moves rows of a pitched copy one by one even when both pitches equal the
+// width); 1 for a linear copy.
 uint32_t dma_rows(const Site& s, uint64_t bytes);
 
+// The pitch of a copy's host side (H2D: its source, D2H: its destination); 0 for a linear copy.
+uint64_t host_pitch(const Site& s, CopyDir dir);
+
 // GPU-side duration of a copy, memset or prefetch moving `bytes` (DMA part only). A copy of
-// `rows` > 1 rows takes at least the direction's fixed cost + rows x copy.row_cost (narrow rows
-// are bound by the row rate, wide ones by bandwidth).
-Time copy_duration(const HwProfile& p, const Op& op, uint32_t rows = 1);
+// `rows` > 1 rows takes at least the direction's fixed cost + rows x its row cost
+// (copy.row_cost.*; H2D rows packed densely in host memory cost more: + copy.row_cost.h2d_dense
+// x 128 B / `pitch`, the host pitch); narrow rows are bound by the row rate, wide ones by
+// bandwidth.
+Time copy_duration(const HwProfile& p, const Op& op, uint32_t rows = 1, uint64_t pitch = 0);
+
+// Host time a pageable pitched copy of `rows` rows spends on them beyond staging its bytes
+// (copy.row_cost.pageable_h2d / pageable_d2h per row); 0 for a linear copy.
+Time pageable_row_time(const HwProfile& p, CopyDir dir, uint32_t rows);
 
 // Host time to stage `bytes` of a pageable copy through the bounce buffers; an H2D copy whose
 // source is still in the CPU caches (`warm`) stages at host.pageable_h2d_warm_bandwidth.
@@ -30,8 +39,10 @@ Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, bool warm = f
 uint64_t staging_chunk(const HwProfile& p, uint64_t bytes);
 
 // GPU time of a pageable copy's DMA, paced by the host: an H2D trails the staging (done at
-// `staged_end`) by one chunk; a D2H is drained by the host as it lands. `now` is its start.
-Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_end, uint32_t rows = 1);
+// `staged_end`) by one chunk (of a pitched copy: the chunk's share of its rows); a D2H is drained
+// by the host as it lands (a pitched one row by row: its rows' host time is part of the DMA's).
+// `now` is its start.
+Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_end, uint32_t rows = 1, uint64_t pitch = 0);
 
 // cudaMemPrefetchAsync moving `bytes` (the part not yet where it goes).
 Time prefetch_time(const HwProfile& p, uint64_t bytes, bool to_device);

@@ -61,6 +61,7 @@ constexpr Range above(double lo, double hi) { return Range{lo, hi, true, false};
 constexpr Range kCall = closed(0, 10 * kMs);
 const char* const kCallNote = "today's calls, gaps and latencies take up to 50 us";
 constexpr Range kSlow = closed(0, 1 * kS);
+const char* const kRowNote = "narrow rows of today's copy engines and drivers take 1-30 ns each";
 const char* const kSlowNote = "today's allocations, module loads and wake-ups take 3 us-2.4 ms";
 constexpr Range kHostBw = above(0, 100 * kTB);
 const char* const kHostBwNote = "over 100x NVLink-C2C's 450 GB/s per direction, and any host memory";
@@ -143,9 +144,27 @@ const std::vector<ParamDecl>& param_decls() {
         bw("copy.d2d.bandwidth", &P::d2d_bw, "D2D copy bandwidth, counting read + write", kDevBw, kDevBwNote),
         t("copy.memset.fixed", &P::memset_fixed, true, "GPU-side fixed cost of a memset"),
         bw("copy.memset.bandwidth", &P::memset_bw, "memset bandwidth", kDevBw, kDevBwNote),
-        t("copy.row_cost", &P::copy_row_cost, false,
-          "DMA time per row of a pitched copy (cudaMemcpy2DAsync): R rows take at least the fixed cost + R x this", closed(0, 0.1 * kMs),
-          "narrow rows of today's copy engines move at one per 10-100 ns"),
+        t("copy.row_cost.h2d", &P::row_cost_h2d, false,
+          "DMA time per row of a pitched H2D copy (cudaMemcpy2DAsync, contiguous rows too): R rows take at least the fixed "
+          "cost + R x (this + copy.row_cost.h2d_dense x 128 B / source pitch)", closed(0, 0.1 * kMs), kRowNote),
+        t("copy.row_cost.h2d_dense", &P::row_cost_h2d_dense, false,
+          "extra DMA time per row of a pitched H2D copy whose rows lie 128 B apart in host memory, in proportion to "
+          "128 B / the source pitch (rows packed densely cost more)", closed(0, 0.1 * kMs), kRowNote),
+        t("copy.row_cost.d2h", &P::row_cost_d2h, false,
+          "DMA time per row of a pitched D2H copy (contiguous rows too): R rows take at least the fixed cost + R x this",
+          closed(0, 0.1 * kMs), kRowNote),
+        t("copy.row_cost.d2d", &P::row_cost_d2d, false,
+          "DMA time per row of a pitched device-to-device copy: R rows take at least the fixed cost + R x this",
+          closed(0, 0.1 * kMs), kRowNote),
+        t("copy.row_cost.pageable_h2d", &P::row_cost_pageable_h2d, false,
+          "host time per row of a pageable pitched H2D copy, beyond staging its bytes (the host packs the rows)",
+          closed(0, 0.1 * kMs), kRowNote),
+        t("copy.row_cost.pageable_d2h", &P::row_cost_pageable_d2h, false,
+          "host time per row of a pageable pitched D2H copy, beyond draining its bytes (the host unpacks the rows)",
+          closed(0, 0.1 * kMs), kRowNote),
+        real("copy.row_cost.blend", &P::row_cost_blend,
+             "exponent k with which a pitched copy's row-bound time r and bandwidth time b combine: (r^k + b^k)^(1/k) "
+             "(a large k: the larger of the two)", closed(1, 1000), "1 adds the two; 1000 is the larger of the two to 0.1%"),
         t("gpu.launch_latency", &P::launch_latency, true, "API call returns -> work starts on an idle stream"),
         t("gpu.stream_gap", &P::stream_gap, true, "gap between dependent ops of one stream"),
         t("gpu.event_gap", &P::event_gap, true, "gap of a dependency through an event or the legacy stream"),
@@ -206,7 +225,12 @@ const std::vector<ParamDecl>& param_decls() {
         t("graph.instantiate_per_node", &P::graph_instantiate_per_node, true, "host time of cudaGraphInstantiate per node"),
         t("graph.launch_cost", &P::graph_launch_cost, true, "host time of cudaGraphLaunch"),
         t("graph.launch_per_node", &P::graph_launch_per_node, true, "host time of cudaGraphLaunch per node"),
-        t("graph.node_gap", &P::graph_node_gap, true, "gap between dependent nodes of a graph"),
+        t("graph.node_gap", &P::graph_node_gap, true,
+          "gap between dependent nodes of a graph, after a kernel node whose blocks occupy every SM (and after a copy, memset "
+          "or callback node)"),
+        t("graph.node_gap_small", &P::graph_node_gap_small, true,
+          "gap between dependent nodes of a graph after a one-block kernel node; linear in the SMs occupied up to "
+          "graph.node_gap"),
         t("graph.copy_node_extra", &P::graph_copy_node_extra, true, "extra GPU time of a copy node in a graph"),
         t("graph.relaunch_gap", &P::graph_relaunch_gap, true,
           "previous launch of a graph done -> a launch of it queued meanwhile (another stream) starts its first node"),

@@ -34,9 +34,13 @@ struct HwProfile {
     // Pinned copies: fixed cost + bytes / bandwidth, one copy engine queue per direction.
     Time h2d_fixed, d2h_fixed, d2d_fixed, memset_fixed;
     uint64_t h2d_bw = 0, d2h_bw = 0, d2d_bw = 0, memset_bw = 0;
-    // Pitched copies (cudaMemcpy2DAsync): the DMA moves each row on its own; R rows take at least
-    // the direction's fixed cost + R x this.
-    Time copy_row_cost;
+    // Pitched copies (cudaMemcpy2DAsync): the DMA moves each row on its own, contiguous or not; R
+    // rows take at least the direction's fixed cost + R x the row cost (H2D: + R x h2d_dense x
+    // 128 B / the host pitch), and a pageable one costs the host R x its pageable row cost more.
+    Time row_cost_h2d, row_cost_h2d_dense, row_cost_d2h, row_cost_d2d, row_cost_pageable_h2d, row_cost_pageable_d2h;
+    // The row-bound time r and the bandwidth time b of a pitched copy combine as (r^k + b^k)^(1/k)
+    // (k = this; a large k is the larger of the two).
+    double row_cost_blend = 1000;
     // GPU-side latencies.
     Time launch_latency;  // API call returns -> GPU work may start on an idle stream
     Time stream_gap;      // dependent ops in one stream: end -> next start
@@ -67,6 +71,7 @@ struct HwProfile {
     Time blocking_sync_wakeup;        // sync wake-up under cudaDeviceScheduleBlockingSync
     Time host_func_call_cost, host_func_latency, host_func_gap;
     Time graph_instantiate_per_node, graph_launch_cost, graph_launch_per_node, graph_node_gap, graph_copy_node_extra, graph_relaunch_gap;
+    Time graph_node_gap_small;        // after a one-block kernel node (graph_node_gap: after a node on every SM)
     Time malloc_cost, free_cost, malloc_async_cost;
     // Host threads handing work to each other (hw/host_sync).
     Time queue_put_cost, queue_get_cost, queue_wakeup, flag_wakeup, thread_start, join_wakeup;

@@ -22,7 +22,7 @@ HwProfile effective_profile(const HwProfile& in) {
     if (!r.graphs) {  // a graph costs what launching its nodes one by one costs
         p.graph_instantiate_per_node = p.graph_launch_cost = p.graph_copy_node_extra = Time{};
         p.graph_launch_per_node = p.launch_cost;
-        p.graph_node_gap = p.stream_gap;
+        p.graph_node_gap = p.graph_node_gap_small = p.stream_gap;
         p.graph_relaunch_gap = p.event_gap;
     }
     if (!r.host_sync) p.queue_put_cost = p.queue_get_cost = p.queue_wakeup = p.flag_wakeup = p.thread_start = p.join_wakeup = Time{};

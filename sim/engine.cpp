@@ -17,6 +17,7 @@
 #include "hw/unit.hpp"
 #include "models/copy_model.hpp"
 #include "models/host_model.hpp"
+#include "models/kernel_model.hpp"
 #include "models/rules.hpp"
 #include "sim/binder.hpp"
 #include "sim/event_queue.hpp"
@@ -478,7 +479,8 @@ private:
         const Op& t = pg_.ops[to];
         if (t.kind == OpKind::HostFunc) return hw_.host_func_latency;  // the stream reaches the callback
         if (pg_.ops[from].kind == OpKind::HostFunc && kind == CauseKind::StreamOrder) return hw_.host_func_gap;
-        if (t.graph_node && pg_.ops[from].graph_node && kind == CauseKind::StreamOrder) return hw_.graph_node_gap;
+        if (t.graph_node && pg_.ops[from].graph_node && kind == CauseKind::StreamOrder)
+            return graph_node_gap(hw_, pg_.ops[from], pg_.site(pg_.ops[from]).shape);
         // Markers (event record, stream wait) take no gap on the way in; the op after a marker
         // pays the gap of the dependency that released the marker (an event: the event gap).
         if (Program::is_marker(pg_.ops[to].kind)) return Time{};

@@ -559,6 +559,7 @@ const std::string kGraphHw = R"(  host.launch_cost: 1us
   graph.launch_cost: 2us
   graph.launch_per_node: 1us
   graph.node_gap: 1us
+  graph.node_gap_small: 1us
   graph.copy_node_extra: 2us
   copy.memset.bandwidth: 1TB/s
 )";
@@ -590,6 +591,67 @@ TEST_CASE("rule 7: a graph costs one instantiation and one cheap launch; nodes f
     check_gpu(s, "b", us(29), us(49));
     check_gpu(s, "m", us(50), us(53));
     check_end(s, us(53));
+}
+
+TEST_CASE("rule 7: the gap after a kernel node grows with the SMs its blocks occupy", "[engine][rules]") {
+    // 5 SMs; graph.node_gap_small 0.2 us after a one-block node, graph.node_gap 1 us after a node
+    // on every SM: after a node on k SMs, 0.2 + 0.8 x (k - 1) / 4 us.
+    std::string hw = kGraphHw + "  sm.count: 5\n";
+    hw.replace(hw.find("graph.node_gap_small: 1us"), 25, "graph.node_gap_small: 0.2us");
+    Sim s = run_with(hw, R"(streams: [s]
+graphs:
+  g:
+    - kernel: a
+      duration: 10us
+      grid: 1
+    - kernel: b
+      duration: 10us
+      grid: 3
+    - kernel: c
+      duration: 10us
+      grid: 8
+    - memset_async: m
+      bytes: 1MB
+    - kernel: d
+      duration: 10us
+      grid: 1
+threads:
+  main:
+    - graph_instantiate: g
+    - graph_launch: g
+      stream: s
+)");
+    // Instantiate 5 nodes x 3 us: 0-15; launch 2 + 5 x 1 us: 15-22; the graph starts at 22 +
+    // launch latency 4 = 26. a (1 block, one wave: 256-thread blocks, 8 per SM) 26-36; b after
+    // a + 0.2: 36.2-46.2; c after b (3 SMs) + 0.2 + 0.8 x 2/4 = 0.6: 46.8-56.8; m after c (8
+    // blocks on all 5 SMs) + 1: 1 MB at 1 TB/s + 2 us as a node, 57.8-60.8; d after the memset
+    // node + graph.node_gap 1: 61.8-71.8.
+    check_host(s, "graph_launch:g", us(15), us(22));
+    check_gpu(s, "a", us(26), us(36));
+    check_gpu(s, "b", ns(36'200), ns(46'200));
+    check_gpu(s, "c", ns(46'800), ns(56'800));
+    check_gpu(s, "m", ns(57'800), ns(60'800));
+    check_gpu(s, "d", ns(61'800), ns(71'800));
+    check_end(s, ns(71'800));
+    // rules.graphs off: both gaps are gpu.stream_gap (5 us).
+    Sim off = run_with(hw + "  rules.graphs: off\n", R"(streams: [s]
+graphs:
+  g:
+    - kernel: a
+      duration: 10us
+      grid: 1
+    - kernel: b
+      duration: 10us
+      grid: 5
+threads:
+  main:
+    - graph_instantiate: g
+    - graph_launch: g
+      stream: s
+)");
+    // Launch 2 nodes x launch cost 1 us: 0-2; a 6-16; b 21-31.
+    check_gpu(off, "a", us(6), us(16));
+    check_gpu(off, "b", us(21), us(31));
 }
 
 TEST_CASE("rule 7: graphs off cost what stream launches of the nodes cost", "[engine][rules]") {

@@ -1,6 +1,6 @@
 // Pitched copies (cudaMemcpy2DAsync, issue 10 item 5): lowering, the cost model's per-row bound,
 // the program JSON, and hand-derived timelines. Scenarios start from `zero_latency: true` (no
-// fixed costs or gaps) and set the bandwidths and copy.row_cost they test.
+// fixed costs or gaps) and set the bandwidths and copy.row_cost.* they test.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -22,7 +22,12 @@ const std::string kHw = R"(hardware:
   zero_latency: true
   copy.h2d.bandwidth: 1GB/s
   copy.d2h.bandwidth: 1GB/s
-  copy.row_cost: 100ns
+  copy.row_cost.h2d: 100ns
+  copy.row_cost.h2d_dense: 0ns
+  copy.row_cost.d2h: 100ns
+  copy.row_cost.pageable_h2d: 0ns
+  copy.row_cost.pageable_d2h: 0ns
+  copy.row_cost.blend: 1000
 )";
 const std::string kBufs = R"(buffers:
   h_img: {kind: pinned, size: 1MiB}
@@ -70,13 +75,13 @@ TEST_CASE("memcpy2d: narrow rows are bound by the row cost, wide rows by bandwid
     // wide: 16 rows x 4 KiB = 65536 B: 65.536 us of bandwidth against 1.6 us of rows; in stream
     // order after narrow (no gaps under zero_latency): [102.4, 167.936] us.
     check_gpu(s, "wide", ns(102'400), ns(167'936));
-    // contiguous: both pitches default to the width, so the 1024 rows are one range moved as a
-    // linear copy: 65.536 us, [167.936, 233.472] us.
-    check_gpu(s, "contiguous", ns(167'936), ns(233'472));
-    // down: D2H of 4096 rows x 16 B = 65536 B, dpitch 32 B (not contiguous on the host side):
-    // rows 4096 x 100 ns = 409.6 us > 65.536 us; [233.472, 643.072] us.
-    check_gpu(s, "down", ns(233'472), ns(643'072));
-    check_end(s, ns(643'072));
+    // contiguous: both pitches default to the width; the rows still move one by one (the H200
+    // does not merge contiguous rows): 1024 x 100 ns = 102.4 us, [167.936, 270.336] us.
+    check_gpu(s, "contiguous", ns(167'936), ns(270'336));
+    // down: D2H of 4096 rows x 16 B = 65536 B, dpitch 32 B:
+    // rows 4096 x 100 ns = 409.6 us > 65.536 us; [270.336, 679.936] us.
+    check_gpu(s, "down", ns(270'336), ns(679'936));
+    check_end(s, ns(679'936));
     // The op carries the bytes moved; the site the shape.
     const Program& p = s.sc.program;
     CHECK(p.ops[3].bytes == 65536);
@@ -114,10 +119,125 @@ TEST_CASE("memcpy2d: the cost model", "[models][memcpy2d]") {
     packed.rows = 1024, packed.spitch = 64, packed.dpitch = 64;
     CHECK(dma_rows(linear, op.bytes) == 1);
     CHECK(dma_rows(pitched, op.bytes) == 1024);
-    CHECK(dma_rows(packed, op.bytes) == 1);  // both pitches = width: one contiguous range
+    CHECK(dma_rows(packed, op.bytes) == 1024);  // both pitches = width: still 1024 rows
+    CHECK(host_pitch(linear, CopyDir::H2D) == 0);
+    CHECK(host_pitch(pitched, CopyDir::H2D) == 128);  // H2D: the source's
+    CHECK(host_pitch(pitched, CopyDir::D2H) == 64);   // D2H: the destination's
     CHECK(copy_duration(p, op, 1) == ns(65'536));
     CHECK(copy_duration(p, op, 1024) == ns(102'400));
     CHECK(copy_duration(p, op, 16) == ns(65'536));
+    // The density term: 100 ns + 50 ns x 128 B / pitch per H2D row. At pitch 128: 150 ns x 1024 =
+    // 153.6 us; at pitch 64: 200 ns x 1024 = 204.8 us; at pitch 48: 50 x 128 / 48 = 133.33 ns,
+    // 1024 rows: ceil(50000 x 1024 x 128 / 48) ps = 136'533'334 ps + 102.4 us.
+    p.row_cost_h2d_dense = ns(50);
+    CHECK(copy_duration(p, op, 1024, 128) == ns(153'600));
+    CHECK(copy_duration(p, op, 1024, 64) == ns(204'800));
+    CHECK(copy_duration(p, op, 1024, 48) == ns(102'400) + Time::ps(136'533'334));
+    op.dir = CopyDir::D2H;  // no density term for D2H
+    CHECK(copy_duration(p, op, 1024, 64) == ns(102'400));
+    // Blending the two bounds: bandwidth b = 65.536 us, rows r = 102.4 us. k = 1 adds them:
+    // 167.936 us; k = 2: 102.4 x sqrt(1 + 0.64^2) = 121.576014 us; k = 4: 102.4 x (1 + 0.64^4)^(1/4)
+    // = 106.448485 us (rounded to the ps); k = 1000: the larger, 102.4 us.
+    p.row_cost_h2d_dense = Time{};
+    op.dir = CopyDir::H2D;
+    p.row_cost_blend = 1;
+    CHECK(copy_duration(p, op, 1024, 128) == ns(167'936));
+    p.row_cost_blend = 2;
+    CHECK(copy_duration(p, op, 1024, 128) == Time::ps(121'576'014));
+    p.row_cost_blend = 4;
+    CHECK(copy_duration(p, op, 1024, 128) == Time::ps(106'448'485));
+    CHECK(copy_duration(p, op, 1, 128) == ns(65'536));  // a linear copy: bandwidth only
+    p.row_cost_blend = 1000;
+    CHECK(copy_duration(p, op, 1024, 128) == ns(102'400));
+    // Pageable rows: host time per row, nothing for a linear copy or a D2D.
+    p.row_cost_pageable_h2d = ns(3), p.row_cost_pageable_d2h = ns(7);
+    CHECK(pageable_row_time(p, CopyDir::H2D, 1000) == ns(3000));
+    CHECK(pageable_row_time(p, CopyDir::D2H, 1000) == ns(7000));
+    CHECK(pageable_row_time(p, CopyDir::D2H, 1) == Time{});
+    CHECK(pageable_row_time(p, CopyDir::D2D, 1000) == Time{});
+}
+
+TEST_CASE("memcpy2d: densely packed H2D rows cost more per row", "[engine][memcpy2d]") {
+    std::string hw = kHw;
+    hw.replace(hw.find("h2d_dense: 0ns"), 14, "h2d_dense: 50ns");
+    const Sim s = run(hw + kBufs + R"(threads:
+  main:
+    - memcpy2d_async: apart
+      src: h_img
+      dst: d_img
+      width: 64B
+      height: 1024
+      spitch: 128B
+      stream: s
+    - memcpy2d_async: packed
+      src: h_img
+      dst: d_img
+      width: 64B
+      height: 1024
+      dpitch: 256B
+      stream: s
+    - memcpy2d_async: down_packed
+      src: d_img
+      dst: h_img
+      width: 64B
+      height: 1024
+      stream: s
+)");
+    // apart: rows 128 B apart on the host: 100 + 50 x 128/128 = 150 ns per row, 1024 rows =
+    // 153.6 us > 65.536 us of bandwidth: [0, 153.6] us.
+    check_gpu(s, "apart", Time{}, ns(153'600));
+    // packed: source rows contiguous (spitch = width 64 B; the device pitch does not count):
+    // 100 + 50 x 2 = 200 ns per row: 204.8 us, [153.6, 358.4] us.
+    check_gpu(s, "packed", ns(153'600), ns(358'400));
+    // down_packed: D2H rows pay copy.row_cost.d2h whatever the pitch: 102.4 us, [358.4, 460.8].
+    check_gpu(s, "down_packed", ns(358'400), ns(460'800));
+    check_end(s, ns(460'800));
+}
+
+TEST_CASE("memcpy2d: a pageable pitched copy costs the host per row", "[engine][memcpy2d]") {
+    std::string hw = kHw + R"(  host.pageable_h2d_bandwidth: 1GB/s
+  host.pageable_d2h_bandwidth: 1GB/s
+  host.staging_chunk: 1MiB
+)";
+    hw.replace(hw.find("pageable_h2d: 0ns"), 17, "pageable_h2d: 200ns");
+    hw.replace(hw.find("pageable_d2h: 0ns"), 17, "pageable_d2h: 300ns");
+    SECTION("H2D") {
+        const Sim s = run(hw + kBufs + R"(threads:
+  main:
+    - memcpy2d_async: up
+      src: p_img
+      dst: d_img
+      width: 64B
+      height: 1024
+      spitch: 128B
+      stream: s
+)");
+        // The call stages 65536 B at 1 GB/s (65.536 us) and packs 1024 rows x 200 ns (204.8 us):
+        // host [0, 270.336] us. The whole copy is one chunk, so the DMA starts when it is staged
+        // and moves its rows: 1024 x 100 ns = 102.4 us (> 65.536 us of bandwidth): [270.336,
+        // 372.736] us.
+        const OpRecord& r = s.op("up");
+        CHECK(r.host_start == Time{});
+        CHECK(r.host_end == ns(270'336));
+        check_gpu(s, "up", ns(270'336), ns(372'736));
+    }
+    SECTION("D2H") {
+        const Sim s = run(hw + kBufs + R"(threads:
+  main:
+    - memcpy2d_async: down
+      src: d_img
+      dst: p_img
+      width: 16B
+      height: 4096
+      dpitch: 32B
+      stream: s
+)");
+        // The DMA is paced by the host draining: max(rows 4096 x 100 ns = 409.6 us, 65536 B at
+        // 1 GB/s + 4096 x 300 ns = 65.536 + 1228.8 us) = 1294.336 us, [0, 1294.336]; the call
+        // returns one chunk's draining (the whole 65536 B: 65.536 us) after: 1359.872 us.
+        check_gpu(s, "down", Time{}, ns(1'294'336));
+        CHECK(s.op("down").host_end == ns(1'359'872));
+    }
 }
 
 TEST_CASE("memcpy2d: the program JSON carries height and pitches", "[program_json][memcpy2d]") {

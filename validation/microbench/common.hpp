@@ -228,6 +228,9 @@ void bench_host_sync(Ctx&, json&);
 void bench_memcpy2d(Ctx&, json&);
 // bench_graph_relaunch.cu: a graph exec relaunched from another stream while it runs (graph.relaunch_gap).
 void bench_graph_relaunch(Ctx&, json&);
+// bench_v4.cu: follow-ups of graph_nodes (node gap vs grid) and memcpy2d (unequal pitches).
+void bench_graph_node_grids(Ctx&, json&);
+void bench_memcpy2d_pitches(Ctx&, json&);
 
 // Size lists.
 std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi

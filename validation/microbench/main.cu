@@ -491,6 +491,20 @@ const std::vector<Bench>& benches() {
          "times behind a blocker: the same exec alternately into two streams (CUDA runs one launch of an exec at a time), "
          "into one stream, and two execs of the graph into two streams; per-launch first-node start and last-node end stamps",
          bench_graph_relaunch},
+        // bench_v4.cu: follow-ups for the calibration of graph.node_gap* and copy.row_cost.*.
+        {"graph_node_grids",
+         {"graph.node_gap", "graph.node_gap_small"},
+         "the gap between graph kernel nodes depends on the grid of the node before (or after) it: 0.68 us per node of "
+         "one-block empty kernels, 0.86 us between spin kernels on every SM",
+         "chains of 100 spin-stamp kernels (2 us, 256 threads) of 1..264 blocks, and chains alternating two grids, as a "
+         "graph and as stream launches; per-node first block start and last block end",
+         bench_graph_node_grids},
+        {"memcpy2d_pitches",
+         {},
+         "which pitch (host or device side) sets the per-row cost of a pitched copy; the pageable per-row host cost against "
+         "the host pitch",
+         "1 MiB in 4 and 16 B rows, pinned H2D/D2H with spitch != dpitch; pageable 16 B rows with host pitch 16-256 B",
+         bench_memcpy2d_pitches},
     };
     return v;
 }
