@@ -80,6 +80,7 @@ int import_main(const std::vector<std::string>& args) {
     import::EmitOptions eo;
     eo.source = trace;
     const HwProfile prof = load_profile(w.profile, SourceLoc{trace});
+    import::check_kernels_fit(w, prof, trace);
     eo.pin_bandwidth = prof.pageable_h2d_warm_bw;
     eo.pin_bandwidth_from = "host.pageable_h2d_warm_bandwidth of " + w.profile + " at import time";
     const std::string yaml = import::write_scenario(w, eo);

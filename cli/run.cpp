@@ -9,6 +9,7 @@
 #include "cli/outputs.hpp"
 #include "report/output_file.hpp"
 #include "frontend/expr.hpp"
+#include "frontend/limits.hpp"
 #include "frontend/profile_loader.hpp"
 #include "frontend/scenario.hpp"
 #include "report/analysis.hpp"
@@ -137,7 +138,8 @@ int run_main(const std::vector<std::string>& args) {
     outs.declare("--svg", svg);
     outs.declare("--report", html);
     LoadOptions lo = load_options(c);
-    if (format == "json" || !json_out.empty()) lo.run_bytes_per_op = kJsonRunBytesPerOp;
+    // The memory cap's estimate: the run itself and what each output holds until all are written.
+    lo.run_bytes_per_op = run_bytes_per_op(format == "json" || !json_out.empty(), !trace.empty(), !csv.empty());
     Scenario sc = load_scenario(c.file, lo);
     for (const std::string& f : sc.profile_files) outs.input(f, "a profile file");
     Timeline tl = simulate(sc.program, sc.profile, eo);
@@ -145,11 +147,20 @@ int run_main(const std::vector<std::string>& args) {
     // Suggestions, each simulated: the changes re-lower the scenario's text and run it again.
     report::Suggestions sug;
     if (!no_suggest) {
-        std::string text;
-        load_yaml_file(c.file, &text);
-        std::vector<uint32_t> critical;
-        for (const report::CriticalStep& s : an.critical_path) critical.push_back(s.op);
-        sug = sweep::suggest(text, c.file, lo, eo, sc, critical, an.measured, sopt);
+        const std::string text = read_yaml_text(c.file);  // parsed once already: the suggestions parse it once more
+        // Each suggestion's run comes on top of this one (its program, timeline and analysis are
+        // held) and of the suggestions' own YAML tree: skipped, and said, past the cap.
+        const uint64_t need = estimated_run_bytes(sc.program, lo.run_bytes_per_op) + estimated_run_bytes(sc.program, kRunBytesPerOp) +
+                              estimated_tree_bytes(text.size());
+        if (lo.max_memory && sc.program.ops.size() <= sopt.max_ops && need > lo.max_memory) {
+            sug.baseline = an.measured;
+            sug.skipped = "with them the run would need about " + bytes_text(need) + ", more than the cap of " + bytes_text(lo.max_memory) +
+                          " (--max-memory; each suggestion re-lowers and re-simulates the scenario beside this run)";
+        } else {
+            std::vector<uint32_t> critical;
+            for (const report::CriticalStep& s : an.critical_path) critical.push_back(s.op);
+            sug = sweep::suggest(text, c.file, lo, eo, sc, critical, an.measured, sopt);
+        }
     }
     const report::Suggestions* sp = no_suggest ? nullptr : &sug;
     std::string json_text;
@@ -210,7 +221,7 @@ int lower_main(const std::vector<std::string>& args) {
     po::variables_map vm;
     if (int rc = parse(args, d, c, "usage: hetsim lower FILE [-o program.json] [options]", vm); rc >= 0) return rc;
     LoadOptions lo = load_options(c);
-    lo.run_bytes_per_op = kJsonRunBytesPerOp;
+    lo.run_bytes_per_op = kLowerBytesPerOp;
     Outputs outs;
     outs.input(c.file, "the scenario");
     outs.declare("-o", out.empty() ? "-" : out);

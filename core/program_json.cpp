@@ -364,6 +364,8 @@ private:
 
     // ---- parts
     void read_options(const json& o);
+    template <class T, class Fill>
+    void read_items(const json& v, const char* list_key, const char* what, const std::vector<std::string>& keys, std::vector<T>& out, Fill fill);
     void read_buffers(const json& v);
     void read_streams(const json& v);
     void read_events(const json& v);
@@ -393,13 +395,24 @@ void Reader::read_options(const json& o) {
     if (const json* v = find(o, "max_connections")) p_.max_connections = static_cast<uint32_t>(integer(*v, "options.max_connections", 0, 32));
 }
 
-void Reader::read_buffers(const json& v) {
-    list(v, "buffers");
+// The declaration lists (buffers, streams, events, queues, flags): an array of objects, each with
+// only `keys`; `fill` reads one object's fields at `at` into a new element of `out`.
+template <class T, class Fill>
+void Reader::read_items(const json& v, const char* list_key, const char* what, const std::vector<std::string>& keys, std::vector<T>& out,
+                        Fill fill) {
+    list(v, list_key);
     for (size_t i = 0; i < v.size(); ++i) {
-        const At at{"buffers[" + std::to_string(i) + "]"};
-        const json& b = object(v[i], at.path);
-        only_keys(b, at, {"name", "kind", "bytes", "resident"}, "a buffer");
-        Buffer buf;
+        const At at{std::string(list_key) + "[" + std::to_string(i) + "]"};
+        const json& o = object(v[i], at.path);
+        only_keys(o, at, keys, what);
+        T item;
+        fill(o, at, i, item);
+        out.push_back(std::move(item));
+    }
+}
+
+void Reader::read_buffers(const json& v) {
+    read_items(v, "buffers", "a buffer", {"name", "kind", "bytes", "resident"}, p_.buffers, [&](const json& b, const At& at, size_t, Buffer& buf) {
         buf.name = text(need(b, "name", at), at.key("name"));
         buf.kind = enumeration<MemKind>(need(b, "kind", at), at.key("kind"), 4, "memory kind");
         buf.bytes = count(need(b, "bytes", at), at.key("bytes"));
@@ -409,18 +422,13 @@ void Reader::read_buffers(const json& v) {
             if (s != "host" && s != "device") fail(at.key("resident"), "must be \"host\" or \"device\", got \"" + s + "\"");
             buf.managed_on_device = s == "device";
         }
-        p_.buffers.push_back(std::move(buf));
-    }
+    });
 }
 
 void Reader::read_streams(const json& v) {
     list(v, "streams");
     if (v.empty()) fail("streams", "is empty; stream 0 must be the legacy default stream");
-    for (size_t i = 0; i < v.size(); ++i) {
-        const At at{"streams[" + std::to_string(i) + "]"};
-        const json& s = object(v[i], at.path);
-        only_keys(s, at, {"name", "kind", "priority", "thread"}, "a stream");
-        Stream st;
+    read_items(v, "streams", "a stream", {"name", "kind", "priority", "thread"}, p_.streams, [&](const json& s, const At& at, size_t i, Stream& st) {
         st.name = text(need(s, "name", at), at.key("name"));
         st.kind = enumeration<StreamKind>(need(s, "kind", at), at.key("kind"), 4, "stream kind");
         st.priority = static_cast<int>(integer(need(s, "priority", at), at.key("priority"), -64, 64));
@@ -430,46 +438,26 @@ void Reader::read_streams(const json& v) {
             st.owner_thread = static_cast<int>(integer(need(s, "thread", at), at.key("thread"), 0, kMaxThreads - 1));
         else if (find(s, "thread"))
             fail(at.key("thread"), std::string("only a per-thread stream has an owner thread; this one is ") + to_string(st.kind));
-        p_.streams.push_back(std::move(st));
-    }
+    });
 }
 
 void Reader::read_events(const json& v) {
-    list(v, "events");
-    for (size_t i = 0; i < v.size(); ++i) {
-        const At at{"events[" + std::to_string(i) + "]"};
-        const json& e = object(v[i], at.path);
-        only_keys(e, at, {"name", "blocking_sync"}, "an event");
-        Event ev;
+    read_items(v, "events", "an event", {"name", "blocking_sync"}, p_.events, [&](const json& e, const At& at, size_t, Event& ev) {
         ev.name = text(need(e, "name", at), at.key("name"));
         if (const json* b = find(e, "blocking_sync")) ev.blocking_sync = boolean(*b, at.key("blocking_sync"));
-        p_.events.push_back(std::move(ev));
-    }
+    });
 }
 
 void Reader::read_queues(const json& v) {
-    list(v, "queues");
-    for (size_t i = 0; i < v.size(); ++i) {
-        const At at{"queues[" + std::to_string(i) + "]"};
-        const json& q = object(v[i], at.path);
-        only_keys(q, at, {"name", "capacity"}, "a host queue");
-        HostQueue hq;
+    read_items(v, "queues", "a host queue", {"name", "capacity"}, p_.queues, [&](const json& q, const At& at, size_t, HostQueue& hq) {
         hq.name = text(need(q, "name", at), at.key("name"));
         hq.capacity = static_cast<uint32_t>(integer(need(q, "capacity", at), at.key("capacity"), 1, UINT32_MAX));
-        p_.queues.push_back(std::move(hq));
-    }
+    });
 }
 
 void Reader::read_flags(const json& v) {
-    list(v, "flags");
-    for (size_t i = 0; i < v.size(); ++i) {
-        const At at{"flags[" + std::to_string(i) + "]"};
-        const json& f = object(v[i], at.path);
-        only_keys(f, at, {"name"}, "a flag");
-        Flag fl;
-        fl.name = text(need(f, "name", at), at.key("name"));
-        p_.flags.push_back(std::move(fl));
-    }
+    read_items(v, "flags", "a flag", {"name"}, p_.flags,
+               [&](const json& f, const At& at, size_t, Flag& fl) { fl.name = text(need(f, "name", at), at.key("name")); });
 }
 
 // Graph nodes with dependencies: each node's `after` names earlier or later nodes of its graph,

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <bit>
 #include <cstdio>
 
 #include "frontend/expr.hpp"
@@ -21,8 +20,6 @@ ProgramSize size_of(const Program& p) {
 }
 
 namespace {
-// What push_back one element at a time leaves reserved: 0, 1, 2, 4, 8, ...
-uint64_t grown(uint64_t n) { return n == 0 ? 0 : n > (uint64_t{1} << 62) ? UINT64_MAX / 64 : std::bit_ceil(n); }
 uint64_t sat_mul(uint64_t a, uint64_t b) {
     uint64_t r;
     return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
@@ -31,12 +28,12 @@ uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MA
 }  // namespace
 
 uint64_t estimated_run_bytes(const ProgramSize& s, uint64_t per_op) {
-    uint64_t b = sat_mul(grown(s.ops), sizeof(Op));
-    b = sat_add(b, sat_mul(grown(s.iter_indices), sizeof(uint32_t)));
-    b = sat_add(b, sat_mul(grown(s.uses), sizeof(uint32_t)));
-    b = sat_add(b, sat_mul(grown(s.after), sizeof(uint32_t)));
-    b = sat_add(b, sat_mul(grown(s.locs), sizeof(SourceLoc)));
-    b = sat_add(b, sat_mul(grown(s.names), sizeof(std::string)));
+    uint64_t b = sat_mul(s.ops, sizeof(Op));
+    b = sat_add(b, sat_mul(s.iter_indices, sizeof(uint32_t)));
+    b = sat_add(b, sat_mul(s.uses, sizeof(uint32_t)));
+    b = sat_add(b, sat_mul(s.after, sizeof(uint32_t)));
+    b = sat_add(b, sat_mul(s.locs, sizeof(SourceLoc)));
+    b = sat_add(b, sat_mul(s.names, sizeof(std::string)));
     // Interned labels: assume short ones (their count, not their text, is what grows).
     b = sat_add(b, sat_mul(s.names, 32));
     b = sat_add(b, sat_mul(s.streams, sizeof(Stream) + kRunBytesPerStream));

@@ -10,12 +10,26 @@
 
 namespace hetsim {
 
-// Bytes a run takes per op beyond the lowered program itself: engine state, the timeline, the
-// analysis and the text summary (measured: peak RSS of `hetsim run` on 10^6 ops, 0.40 GB) ...
-constexpr uint64_t kRunBytesPerOp = 450;
-// ... and when the run builds a JSON document of every op (run --format json or --json, lower,
-// compare --format json): `hetsim run --format json` on 10^6 ops peaks at 3.9 GB.
-constexpr uint64_t kJsonRunBytesPerOp = 4000;
+// Bytes a run takes per op beyond the lowered program itself (peak RSS of `hetsim run
+// --no-suggest` on bench/analysis_pipeline.yaml, less the Program's own vectors; 3*10^5 and
+// 1.5*10^6 ops: 43 and 187 MB in all, 122 bytes per op of which the Program holds 45): the
+// engine's state, the timeline, the analysis and the text summary (and the SVG and HTML
+// reports, which draw a bounded sample of the ops) ...
+constexpr uint64_t kRunBytesPerOp = 80;
+// ... and on top of that, what each output of every op holds until all are written: the JSON
+// document (nlohmann, its text beside it: run --format json or --json, compare --format json),
+// the Chrome trace's text (--trace) and the CSV's (--csv). Measured the same way (3*10^5 ops:
+// 1210, 521 and 113 MB; the CSV again at 1.5*10^6: 543 MB).
+constexpr uint64_t kJsonBytesPerOp = 4000;
+constexpr uint64_t kTraceBytesPerOp = 1650;
+constexpr uint64_t kCsvBytesPerOp = 240;
+constexpr uint64_t kJsonRunBytesPerOp = kRunBytesPerOp + kJsonBytesPerOp;
+// `hetsim lower`: no simulation, the program's JSON document and its text (3*10^5 ops: 920 MB).
+constexpr uint64_t kLowerBytesPerOp = 3100;
+// The per-op figure of a `hetsim run` with these outputs.
+constexpr uint64_t run_bytes_per_op(bool json, bool trace, bool csv) {
+    return kRunBytesPerOp + (json ? kJsonBytesPerOp : 0) + (trace ? kTraceBytesPerOp : 0) + (csv ? kCsvBytesPerOp : 0);
+}
 
 // The default cap: three quarters of this machine's physical memory (64 GiB when unknown).
 uint64_t default_max_memory();
@@ -31,9 +45,9 @@ constexpr uint64_t kRunBytesPerStream = 800;
 constexpr uint64_t kRunBytesPerDecl = 160;
 ProgramSize size_of(const Program& p);
 
-// Estimated peak bytes of a run of a program of size `s`: its vectors as reserved when grown one
-// element at a time (to the next power of two: the estimate does not change when the lowering
-// reserves their final sizes instead), plus `per_op` per op.
+// Estimated peak bytes of a run of a program of size `s`: its vectors at their lengths (the
+// lowering counts the ops before expanding them and reserves the final sizes), plus `per_op`
+// per op.
 uint64_t estimated_run_bytes(const ProgramSize& s, uint64_t per_op = kRunBytesPerOp);
 // The same for `p` as lowered so far.
 uint64_t estimated_run_bytes(const Program& p, uint64_t per_op = kRunBytesPerOp);

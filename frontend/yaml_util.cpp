@@ -107,6 +107,13 @@ public:
     }
     void OnAlias(const YAML::Mark& m, YAML::anchor_t a) override {
         key_turn();
+        // An alias inside the node its anchor names: yaml-cpp builds a cycle, which every walk of
+        // the tree would follow without end.
+        for (const Frame& f : stack_)
+            if (a != YAML::NullAnchor && f.anchor == a)
+                throw InputError({file_, m.line + 1, m.column + 1},
+                                 "this '*' alias is inside the node its anchor names (a cycle): an alias may only repeat a "
+                                 "node that is complete before it");
         const uint64_t add = a < sizes_.size() ? sizes_[a] : 1;
         expanded_ += add;
         aliased_ += add;
@@ -230,9 +237,6 @@ void prepass(const std::string& text, const std::string& file) {
                          "profile; remove the separator, or split the file");
 }
 
-// yaml-cpp's tree takes about this many bytes per byte of text (measured: a 5 MB list of op
-// maps, 152k ops, 370 MB).
-constexpr uint64_t kYamlBytesPerTextByte = 80;
 
 // Whether the text may hold an alias ('*name' where a node starts), a merge key ('<<') or a
 // document marker ('---' or '...' at the start of a line): only then is the event pass (which
@@ -253,9 +257,9 @@ YAML::Node parse(const std::string& raw, const std::string& file, uint64_t max_m
     reject_binary(raw, file);
     const std::string text = normalized_breaks(raw);
     // Small files are left to the scenario's own estimate (frontend/limits.hpp): their trees are small.
-    if (max_memory && text.size() >= (uint64_t{1} << 20) && text.size() > max_memory / kYamlBytesPerTextByte)
+    if (max_memory && text.size() >= (uint64_t{1} << 20) && estimated_tree_bytes(text.size()) > max_memory)
         throw InputError({file}, "the file is " + std::to_string(text.size() >> 20) + " MiB: its YAML tree takes about " +
-                                     std::to_string(text.size() * kYamlBytesPerTextByte >> 20) + " MiB, more than the cap of " +
+                                     std::to_string(estimated_tree_bytes(text.size()) >> 20) + " MiB, more than the cap of " +
                                      std::to_string(max_memory >> 20) +
                                      " MiB (--max-memory); shorten it (repeat blocks write many ops in a few lines), or raise "
                                      "the cap with --max-memory");
@@ -292,17 +296,29 @@ YAML::Node parse(const std::string& raw, const std::string& file, uint64_t max_m
 }
 }  // namespace
 
-YAML::Node load_yaml_file(const std::string& path, std::string* text, uint64_t max_memory) {
+namespace {
+std::string read_file(const std::string& path) {
     if (std::filesystem::is_directory(path)) throw InputError({path}, "is a directory, not a YAML file");
     if (!std::filesystem::exists(path)) throw InputError({path}, "no such file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError({path}, "cannot open file (check its permissions)");
     std::stringstream ss;
     ss << in.rdbuf();
-    std::string s = ss.str();
+    return std::move(ss).str();
+}
+}  // namespace
+
+YAML::Node load_yaml_file(const std::string& path, std::string* text, uint64_t max_memory) {
+    const std::string s = read_file(path);
     YAML::Node root = parse(s, path, max_memory);
     if (text) *text = normalized_breaks(s);
     return root;
+}
+
+std::string read_yaml_text(const std::string& path) {
+    const std::string s = read_file(path);
+    reject_binary(s, path);
+    return normalized_breaks(s);
 }
 
 YAML::Node load_yaml_text(const std::string& text, const std::string& file, uint64_t max_memory) {

@@ -17,6 +17,16 @@ namespace hetsim {
 // CR-only line breaks are read as line breaks (`text` gets them as LF).
 YAML::Node load_yaml_file(const std::string& path, std::string* text = nullptr, uint64_t max_memory = 0);  // text: the file's contents
 YAML::Node load_yaml_text(const std::string& text, const std::string& file, uint64_t max_memory = 0);
+// The text load_yaml_file gives in `text`, without parsing it (the file was parsed already).
+std::string read_yaml_text(const std::string& path);
+
+// yaml-cpp's tree takes about this many bytes per byte of text (bench/scenario_parse.cpp's
+// bytes_per_text_byte: 84-85 for a flat list of op maps of 0.5 and 5 MB, the text's copies and
+// the lowered program included).
+constexpr uint64_t kYamlBytesPerTextByte = 90;
+inline uint64_t estimated_tree_bytes(uint64_t text_bytes) {
+    return text_bytes > UINT64_MAX / kYamlBytesPerTextByte ? UINT64_MAX : text_bytes * kYamlBytesPerTextByte;
+}
 
 SourceLoc loc_of(const YAML::Node& n, const std::string& file);
 

@@ -5,6 +5,9 @@
 #include <set>
 #include <sstream>
 
+#include "core/error.hpp"
+#include "models/kernel_model.hpp"
+
 namespace hetsim::import {
 
 std::string format_ns(int64_t ns) {
@@ -423,5 +426,27 @@ private:
 }  // namespace
 
 std::string write_scenario(const Workload& w, const EmitOptions& o) { return Writer(w, o).run(); }
+
+void check_kernels_fit(const Workload& w, const HwProfile& hw, const std::string& trace) {
+    auto check = [&](const WOp& op) {
+        if (op.kind != WKind::Kernel) return;
+        // The shape as write_scenario writes it.
+        KernelShape k;
+        k.grid = static_cast<uint32_t>(std::clamp<uint64_t>(op.grid, 1, INT32_MAX));
+        k.block = static_cast<uint32_t>(std::clamp<uint64_t>(op.block, 1, 1024));
+        k.regs_per_thread = op.registers > 0 ? static_cast<uint32_t>(std::min<uint64_t>(op.registers, 255)) : 32;
+        k.smem_per_block = static_cast<uint32_t>(std::min<uint64_t>(op.shared_memory, UINT32_MAX));
+        std::string why;
+        if (op.shared_memory <= UINT32_MAX && blocks_per_sm(hw, k, &why) != 0) return;
+        if (why.empty()) why = "a block needs " + std::to_string(op.shared_memory) + " bytes of shared memory";
+        throw InputError({trace}, "kernel '" + op.name + "' (at " + format_ns(op.gpu.start) + " in the trace's window) cannot run on an SM of " +
+                                      w.profile + ": " + why + "; a trace of another GPU needs that GPU's profile (--hardware)");
+    };
+    for (const WThread& t : w.threads)
+        for (const auto& step : t.steps)
+            for (const WOp& op : step) check(op);
+    for (const WGraph& g : w.graphs)
+        for (const WOp& op : g.nodes) check(op);
+}
 
 }  // namespace hetsim::import

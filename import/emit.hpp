@@ -6,6 +6,7 @@
 #include <string>
 
 #include "import/workload.hpp"
+#include "models/profile.hpp"
 
 namespace hetsim::import {
 
@@ -16,6 +17,11 @@ struct EmitOptions {
 };
 
 std::string write_scenario(const Workload& w, const EmitOptions& o);
+
+// Throws InputError naming `trace` when a kernel of the workload, with the shape the scenario
+// gives it, cannot run on an SM of `hw` (threads, registers or shared memory per SM): a trace of
+// another GPU imported for this one, or a damaged trace; the scenario would not load.
+void check_kernels_fit(const Workload& w, const HwProfile& hw, const std::string& trace);
 
 // "12.345us", "30.123456ms", "850ns": exact, in the unit that reads best.
 std::string format_ns(int64_t ns);

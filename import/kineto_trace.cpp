@@ -270,6 +270,18 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file)
             if (args.contains("block")) g.block = product3(args["block"]);
             g.registers = static_cast<uint64_t>(std::max<int64_t>(0, rd.integer(args, "registers per thread", 0, args_at)));
             g.shared_memory = static_cast<uint64_t>(std::max<int64_t>(0, rd.integer(args, "shared memory", 0, args_at)));
+            // A launch no CUDA GPU takes (every compute capability: at most 1024 threads and 64K
+            // registers per block, 255 registers per thread) is a damaged trace, said here.
+            if (g.block > 1024)
+                rd.fail("a kernel block of " + std::to_string(g.block) + " threads: CUDA allows at most 1024 threads per block",
+                        Reader::with(args_at, "block"));
+            if (g.registers > 255)
+                rd.fail("a kernel of " + std::to_string(g.registers) + " registers per thread: CUDA allows at most 255",
+                        Reader::with(args_at, "registers per thread"));
+            if (g.block * g.registers > 65536)
+                rd.fail("a kernel block of " + std::to_string(g.block) + " threads x " + std::to_string(g.registers) + " registers = " +
+                            std::to_string(g.block * g.registers) + " registers: CUDA allows at most 65536 per block",
+                        Reader::with(args_at, "registers per thread"));
         } else {
             g.bytes = static_cast<uint64_t>(std::max<int64_t>(0, rd.integer(args, "bytes", 0, args_at)));
             if (g.kind == GpuKind::Memcpy) parse_memcpy_name(g);

@@ -1,5 +1,6 @@
 // build_workload's steps: threads, ops and host work, links, steps, medians, the capture region.
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -118,6 +119,9 @@ void Builder::make_threads(ThreadKey main, const std::vector<Call>& calls) {
     std::set<ThreadKey> callers;
     for (const Call& c : calls) callers.insert(c.api->thread);
     w_.threads.push_back(WThread{"main", {main}, {}, false});
+    // A thread is named by its tid; by pid and tid where two processes' threads share a tid.
+    std::map<int64_t, int> tid_count;
+    for (const ThreadKey& k : callers) ++tid_count[k.second];
     for (const ThreadKey& k : callers) {
         if (k == main) continue;
         if (fold(main, k, calls)) {
@@ -125,7 +129,8 @@ void Builder::make_threads(ThreadKey main, const std::vector<Call>& calls) {
             w_.notes.push_back("thread " + std::to_string(k.second) +
                                " (CUDA calls only while the main thread waits: the autograd engine's backward) is folded into main, in time order");
         } else {
-            w_.threads.push_back(WThread{"thread_" + std::to_string(k.second), {k}, {}, false});
+            const std::string id = tid_count[k.second] > 1 ? std::to_string(k.first) + "_" + std::to_string(k.second) : std::to_string(k.second);
+            w_.threads.push_back(WThread{"thread_" + id, {k}, {}, false});
         }
     }
     for (size_t i = 0; i < w_.threads.size(); ++i) {

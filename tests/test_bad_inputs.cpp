@@ -86,7 +86,7 @@ const Part kParts[] = {
      [](const std::string& f, const std::string&) { return "compare tests/bad/measured/scenario.yaml " + f; }},
     {"microbench", ".json", 12,
      [](const std::string& f, const std::string& out) { return "calibrate " + f + " -o '" + out + "'"; }},
-    {"import", ".json", 12, [](const std::string& f, const std::string& out) { return "import " + f + " -o '" + out + "'"; }},
+    {"import", ".json", 15, [](const std::string& f, const std::string& out) { return "import " + f + " -o '" + out + "'"; }},
 };
 
 }  // namespace

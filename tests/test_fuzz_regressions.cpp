@@ -15,7 +15,7 @@ TEST_CASE("fuzz regressions: each found input is bad input or a good run, never 
     const fs::path root = fs::path(HETSIM_SOURCE_DIR) / "tests" / "fuzz" / "regressions";
     const fs::path out = fs::temp_directory_path() / ("hetsim-fuzz-regression-" + std::to_string(::getpid()) + ".yaml");
     size_t n = 0;
-    for (const char* target : {"scenario", "measured", "microbench"}) {
+    for (const char* target : {"scenario", "measured", "microbench", "import"}) {
         if (!fs::is_directory(root / target)) continue;
         for (const auto& e : fs::directory_iterator(root / target)) {
             if (!e.is_regular_file()) continue;
@@ -23,6 +23,7 @@ TEST_CASE("fuzz regressions: each found input is bad input or a good run, never 
             const std::string t = target;
             const std::string cmd = t == "scenario" ? "run " + f + " --max-ops 10000 --time-limit 60s"
                                     : t == "measured" ? "compare tests/bad/measured/scenario.yaml " + f
+                                    : t == "import"   ? "import " + f + " -o '" + out.string() + "'"
                                                       : "calibrate " + f + " -o '" + out.string() + "'";
             hetsim_test::Cli r = hetsim_test::cli(cmd);
             INFO(cmd << "\nstderr: " << r.err);

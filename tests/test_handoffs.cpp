@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/program_json.hpp"
 #include "engine_test_util.hpp"
@@ -14,9 +16,18 @@ using namespace hetsim;
 using namespace hetsim::enginetest;
 
 namespace {
+// A scenario on h200 with zero latencies, the profile lines `extra` and the rest `body`, loaded
+// with the --set values `sets`.
+Scenario load_with(const std::string& extra, const std::string& body, const std::vector<std::pair<std::string, std::string>>& sets) {
+    LoadOptions o;
+    o.sets = sets;
+    return load_scenario_text("hardware:\n  profile: h200\n  zero_latency: true\n" + extra + body, "t.yaml", o);
+}
 Sim run_with(const std::string& extra, const std::string& body) {
     return run("hardware:\n  profile: h200\n  zero_latency: true\n" + extra + body);
 }
+// The program written as the lowered-program JSON and read back (what hetsim-runner reads).
+Program through_json(const Program& p, const std::string& name) { return program_from_json(program_to_json(p, name), name + ".json"); }
 const std::string kQueueCosts = R"(  host.queue_put_cost: 1us
   host.queue_get_cost: 2us
   host.queue_wakeup: 10us
@@ -327,7 +338,7 @@ TEST_CASE("graph DAG: the lowered program carries the dependencies through JSON"
     const Program& p = room.sc.program;
     REQUIRE(p.graphs[0].after_index == std::vector<uint32_t>{0, 0, 1, 2, 4});
     CHECK(p.graphs[0].after == std::vector<uint32_t>{0, 0, 1, 2});
-    Program back = program_from_json(program_to_json(p, "x"), "x.json");
+    Program back = through_json(p, "x");
     CHECK(back.graphs[0].after_index == p.graphs[0].after_index);
     CHECK(back.graphs[0].after == p.graphs[0].after);
     Timeline t = simulate(back, room.sc.profile);
@@ -360,9 +371,7 @@ tasks:
     CHECK(std::vector<uint32_t>(p.after_begin(6), p.after_end(6)) == std::vector<uint32_t>{5});
     CHECK(std::vector<uint32_t>(p.after_begin(3), p.after_end(3)) == std::vector<uint32_t>{2});
     // --set n=1: one load and one upload.
-    LoadOptions o;
-    o.sets = {{"n", "1"}};
-    Scenario one = load_scenario_text("hardware:\n  profile: h200\n  zero_latency: true\n  copy.h2d.bandwidth: 1GB/s\n" + body, "t.yaml", o);
+    Scenario one = load_with("  copy.h2d.bandwidth: 1GB/s\n", body, {{"n", "1"}});
     CHECK(one.program.ops.size() == 3);  // load[0] 0-100, up[0] 100-1100, fin 1100-1110
     CHECK(show(simulate(one.program, one.profile).end_to_end) == show(us(1110)));
 }
@@ -428,9 +437,7 @@ threads:
     CHECK(show(staged(0)) == show(us(1000)));
     CHECK(show(staged(2)) == show(us(500)));
     // --set warm=0: one cold pass, no barrier.
-    LoadOptions o;
-    o.sets = {{"warm", "0"}};
-    Scenario cold = load_scenario_text("hardware:\n  profile: h200\n  zero_latency: true\n" + kWarmHw + body, "t.yaml", o);
+    Scenario cold = load_with(kWarmHw, body, {{"warm", "0"}});
     CHECK(cold.program.ops.size() == 1);
     CHECK(cold.program.warmup == 0);
     // Host work that writes the buffer first warms it too (writes: the CPU caches hold it).
@@ -576,7 +583,7 @@ TEST_CASE("program JSON: queues, flags, thread starts, joins, DAG graphs and war
         if (e.path().extension() != ".yaml" || name < "78" || name > "9") continue;
         INFO(name);
         Scenario sc = load_scenario(e.path().string());
-        Program back = program_from_json(program_to_json(sc.program, sc.name), name);
+        Program back = through_json(sc.program, sc.name);
         CHECK(back.queues.size() == sc.program.queues.size());
         CHECK(back.flags.size() == sc.program.flags.size());
         CHECK(back.warmup == sc.program.warmup);
@@ -597,7 +604,7 @@ TEST_CASE("program JSON: queues, flags, thread starts, joins, DAG graphs and war
       - host: work
         duration: 100us
 )");
-    Program back = program_from_json(program_to_json(s.sc.program, "x"), "x.json");
+    Program back = through_json(s.sc.program, "x");
     CHECK(back.threads[1].start_after == 0);
     CHECK(back.ops[1].target == 1);
     CHECK(show(simulate(back, s.sc.profile).end_to_end) == show(us(137)));

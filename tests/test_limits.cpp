@@ -1,12 +1,19 @@
 // Limits and deadlocks: the engine names the ops left pending when no event remains and what
 // they wait on; the simulated-time cap stops a run; --max-ops and --max-memory stop expansion
 // with a message saying how to raise them.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "cli_util.hpp"
+#include "frontend/limits.hpp"
 #include "frontend/scenario.hpp"
 #include "sim/engine.hpp"
 
@@ -144,14 +151,16 @@ TEST_CASE("limits: the simulated-time cap stops the run") {
 TEST_CASE("limits: --max-memory stops loop expansion early with a message saying how to raise it") {
     const std::string yaml = "threads:\n  main:\n    - repeat: 1000000\n      do:\n        - host: step\n          duration: 1us\n";
     LoadOptions lo;
-    lo.max_memory = uint64_t{1} << 20;  // 1 MiB: about 2100 ops
+    // 1 MiB: about 8400 ops at 40 (Op) + 4 (loop index) + 80 (kRunBytesPerOp) bytes each; the cap
+    // is checked every 1024 ops, so the first check past it is at 9216 (1.09 MiB).
+    lo.max_memory = uint64_t{1} << 20;
     try {
         load_scenario_text(yaml, "big.yaml", lo);
         FAIL("no error");
     } catch (const InputError& e) {
         const std::string m = e.what();
         INFO(m);
-        CHECK(m.rfind("big.yaml:5:11: error: the scenario needs more memory than the cap of 1 MiB (--max-memory): at 3072 ops", 0) == 0);
+        CHECK(m.rfind("big.yaml:5:11: error: the scenario needs more memory than the cap of 1 MiB (--max-memory): at 9216 ops", 0) == 0);
         CHECK_THAT(m, Contains("raise the cap with --max-memory"));
     }
     // The same loop at 2000 iterations fits, and the default cap does not get in the way.
@@ -159,9 +168,10 @@ TEST_CASE("limits: --max-memory stops loop expansion early with a message saying
     CHECK(load_scenario_text(small, "small.yaml", lo).program.ops.size() == 2000);
     CHECK(LoadOptions{}.max_memory > (uint64_t{64} << 20));
     CHECK(estimated_run_bytes(load_scenario_text(small, "small.yaml", lo).program) >= 2000 * kRunBytesPerOp);
-    // A JSON report costs more per op: the same cap stops the same loop sooner.
+    // A JSON report costs more per op (4124 bytes): the same cap stops the same loop sooner, at
+    // the check at 256 ops (a power of two: 1.01 MiB).
     lo.run_bytes_per_op = kJsonRunBytesPerOp;
-    CHECK_THROWS_WITH(load_scenario_text(small, "small.yaml", lo), Contains("at 512 ops it already needs about"));
+    CHECK_THROWS_WITH(load_scenario_text(small, "small.yaml", lo), Contains("at 256 ops it already needs about"));
 }
 
 TEST_CASE("limits: --max-memory and --max-ops on the command line") {
@@ -185,4 +195,55 @@ TEST_CASE("limits: --max-memory and --max-ops on the command line") {
     r = cli("compare tests/bad/measured/scenario.yaml tests/bad/measured/06_other_schema.json --max-memory 1B");
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Contains("(--max-memory)"));
+}
+
+namespace {
+// Peak RSS in bytes of `hetsim ARGS` run from the repository root (wait4's ru_maxrss of the
+// process itself: the shell execs it), or 0 when it failed.
+uint64_t peak_rss(const std::string& args) {
+    const std::string cmd = "cd '" HETSIM_SOURCE_DIR "' && exec '" HETSIM_CLI_PATH "' " + args + " >/dev/null 2>&1";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    int status = 0;
+    struct rusage ru {};
+    if (pid < 0 || ::wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
+    return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+}  // namespace
+
+TEST_CASE("limits: the --max-memory estimate is within 25% of the peak RSS of the run", "[limits][memory]") {
+#if defined(__SANITIZE_ADDRESS__)
+    WARN("not measured under AddressSanitizer: its shadow memory and quarantine are not the run's own memory");
+#else
+    // The pipeline of bench/analysis_pipeline.yaml (3n + 1 ops) with each output the estimate
+    // counts; the estimate of each command is what its lowering checks against the cap. Sizes:
+    // large enough that the process's own 7 MB are under 10% of the peak.
+    struct Case {
+        int64_t n;
+        std::string args;
+        uint64_t per_op;
+    };
+    const std::vector<Case> cases = {
+        {333'333, "run bench/analysis_pipeline.yaml --no-suggest", run_bytes_per_op(false, false, false)},
+        {100'000, "run bench/analysis_pipeline.yaml --no-suggest --csv -", run_bytes_per_op(false, false, true)},
+        {20'000, "run bench/analysis_pipeline.yaml --no-suggest --format json", run_bytes_per_op(true, false, false)},
+        {20'000, "run bench/analysis_pipeline.yaml --no-suggest --trace -", run_bytes_per_op(false, true, false)},
+        {20'000, "lower bench/analysis_pipeline.yaml", kLowerBytesPerOp},
+    };
+    const std::string yaml = hetsim_test::slurp(std::filesystem::path(HETSIM_SOURCE_DIR) / "bench" / "analysis_pipeline.yaml");
+    for (const Case& c : cases) {
+        LoadOptions lo;
+        lo.sets = {{"n", std::to_string(c.n)}};
+        const Program p = load_scenario_text(yaml, "analysis_pipeline.yaml", lo).program;
+        const uint64_t estimate = estimated_run_bytes(p, c.per_op);
+        const uint64_t rss = peak_rss(c.args + " --set n=" + std::to_string(c.n));
+        INFO(c.args << " at " << p.ops.size() << " ops: estimate " << estimate << " bytes, peak RSS " << rss);
+        REQUIRE(rss > 0);
+        CHECK(static_cast<double>(estimate) >= 0.8 * static_cast<double>(rss));
+        CHECK(static_cast<double>(estimate) <= 1.25 * static_cast<double>(rss));
+    }
+#endif
 }
