@@ -130,6 +130,9 @@ public:
             if (required) fail(std::string("a complete (\"ph\": \"X\") event needs \"") + key + "\" (microseconds)", at);
             return 0;
         }
+        // Kineto times are microseconds since some epoch (about 5e12 here); past 9e12 s no
+        // trace can be meant, and the nanoseconds would not fit in 64 bits.
+        if (!(std::fabs(us) < 9e15)) fail(std::string("\"") + key + "\" is out of range for a trace time in microseconds", with(at, key));
         return std::llround(us * 1000.0);
     }
     int64_t integer(const json& args, const char* key, int64_t dflt, const report::JsonPath& at) const {
@@ -220,6 +223,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file)
     std::set<int64_t> devices;
     size_t kineto_events = 0;
     int64_t first_device_event = -1;
+    int64_t first_ts = INT64_MIN;  // the first kept event's start (ns)
     for (size_t k = 0; k < evs.size(); ++k) {
         const json& e = evs[k];
         if (!e.is_object()) continue;
@@ -234,6 +238,15 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file)
         const P at{"traceEvents", k};
         const int64_t ts = rd.time_ns(e, "ts", at, true);
         const int64_t dur = std::max<int64_t>(0, rd.time_ns(e, "dur", at, false));
+        // A profile window is seconds long; an event 1000 s away from the first one, or lasting
+        // longer, is a broken trace (and its times would overflow the simulated timeline).
+        constexpr int64_t kMaxSpanNs = 1'000'000'000'000;  // 1000 s
+        if (first_ts == INT64_MIN) first_ts = ts;
+        if (ts - first_ts > kMaxSpanNs || first_ts - ts > kMaxSpanNs)
+            rd.fail("\"ts\" lies more than 1000 s from the first event's (" + std::to_string(first_ts / 1000) +
+                        " us): a trace spans seconds",
+                    Reader::with(at, "ts"));
+        if (dur > kMaxSpanNs) rd.fail("\"dur\" is longer than 1000 s: a trace spans seconds", Reader::with(at, "dur"));
         std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : std::string();
         static const json kEmpty = json::object();
         const json& args = e.contains("args") && e["args"].is_object() ? e["args"] : kEmpty;
