@@ -149,6 +149,14 @@ private:
     std::string path_;
 };
 
+// The gaps start[k+1] - end[k] (us) of one run of %globaltimer stamps (ns) under `run`'s keys
+// `start_key` and `end_key`, appended to `gaps`; lists of different lengths are an input error.
+void append_gaps(const J& run, const char* start_key, const char* end_key, std::vector<double>& gaps) {
+    const std::vector<int64_t> st = run[start_key].integers(), en = run[end_key].integers();
+    if (st.size() != en.size()) run[end_key].fail(std::string("differs in length from ") + start_key);
+    for (size_t k = 0; k + 1 < st.size(); ++k) gaps.push_back(static_cast<double>(st[k + 1] - en[k]) * 1e-3);
+}
+
 struct Pool {
     const std::vector<MicrobenchFile>& files;
     std::string label;  // input paths joined by " + "
@@ -979,11 +987,7 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
                     for (size_t m = 0; m < modes.size(); ++m) {
                         if (modes.at(m)["mode"].str() != "graph") continue;
                         J reps = modes.at(m)["reps"];
-                        for (size_t r = 0; r < reps.size(); ++r) {
-                            std::vector<int64_t> st = reps.at(r)["node_start_ns"].integers(), en = reps.at(r)["node_end_ns"].integers();
-                            if (st.size() != en.size()) reps.at(r)["node_end_ns"].fail("differs in length from node_start_ns");
-                            for (size_t k = 0; k + 1 < st.size(); ++k) gaps.push_back(static_cast<double>(st[k + 1] - en[k]) * 1e-3);
-                        }
+                        for (size_t r = 0; r < reps.size(); ++r) append_gaps(reps.at(r), "node_start_ns", "node_end_ns", gaps);
                     }
                 }
             }
@@ -1234,11 +1238,7 @@ void fit_issue14_sections(const Pool& pool, Builder& b) {
                 J reps = pts.at(i)["reps"];
                 for (size_t r = 0; r < reps.size(); ++r) {
                     J per = reps.at(r);
-                    for (size_t e = 0; e < per.size(); ++e) {
-                        std::vector<int64_t> st = per.at(e)["start_ns"].integers(), en = per.at(e)["end_ns"].integers();
-                        if (st.size() != en.size()) per.at(e)["end_ns"].fail("differs in length from start_ns");
-                        for (size_t k = 0; k + 1 < st.size(); ++k) gaps.push_back(static_cast<double>(st[k + 1] - en[k]) * 1e-3);
-                    }
+                    for (size_t e = 0; e < per.size(); ++e) append_gaps(per.at(e), "start_ns", "end_ns", gaps);
                 }
             }
         }
