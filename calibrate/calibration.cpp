@@ -1588,11 +1588,12 @@ const BaseEntry* BaseProfile::find(const std::string& key) const {
     return nullptr;
 }
 
-MicrobenchFile load_microbench(const std::string& path) {
+MicrobenchFile load_microbench(const std::string& path, uint64_t max_memory) {
     MicrobenchFile f;
     f.path = path;
     std::string text;
-    f.doc = report::read_json_file(path, "the JSON output of validation/microbench/hetsim-microbench, \"schema\": \"hetsim.microbench\"", &text);
+    f.doc = report::read_json_file(path, "the JSON output of validation/microbench/hetsim-microbench, \"schema\": \"hetsim.microbench\"", &text,
+                                  max_memory);
     auto at = [&](const char* key) { return report::json_loc(path, text, {std::string(key)}); };
     if (!f.doc.is_object())
         throw InputError(at(""), std::string("expected a JSON object (hetsim-microbench output), got ") + (f.doc.is_null() ? "null" : f.doc.type_name()));
