@@ -737,8 +737,20 @@ std::vector<double> pooled_nums(const std::vector<J>& bs, const std::function<st
 // beyond the linear copy's call, (call - reference call) / rows, least squares through the
 // origin over the samples (the rows of the narrowest points weigh most). Returns false when no
 // input has the section.
+// The sparse factor of a pageable pitched D2H's rows (copy.row_cost.pageable_d2h_sparse):
+// min(host pitch, 128 B) / 128 B for rows narrower than 64 B that lie apart, else 0.
+static double d2h_sparse_factor(uint64_t width, uint64_t host_pitch) {
+    if (width >= 64 || host_pitch <= width) return 0;
+    return static_cast<double>(std::min<uint64_t>(host_pitch, 128)) / 128.0;
+}
+
 bool fit_memcpy2d(const Pool& pool, Builder& b) {
-    const std::vector<J> ms = pool.maybe("memcpy2d");
+    std::vector<J> ms;
+    std::vector<const MicrobenchFile*> ms_file;  // the input of each
+    for (const auto& f : pool.files) {
+        J root(f.doc.at("benchmarks"), f.path, "benchmarks");
+        if (root.raw().contains("memcpy2d") && !root["memcpy2d"].has("skipped")) ms.push_back(root["memcpy2d"]), ms_file.push_back(&f);
+    }
     if (ms.empty()) return false;
     struct Pt {
         std::string memory, dir;
@@ -747,6 +759,7 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
     };
     std::vector<double> h2d_x, h2d_y, d2h_y;                    // pinned per-row times (us), x = 128 / pitch
     std::map<std::string, std::vector<double>> pg_rows, pg_extra;  // pageable, by direction
+    std::vector<double> pg_sparse;                                  // pageable D2H: rows x d2h_sparse_factor
     size_t row_bound[2] = {0, 0};
     struct Near {  // a pinned point for copy.row_cost.blend
         bool h2d;
@@ -754,7 +767,8 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
         std::vector<double> gpu;
     };
     std::vector<Near> near;
-    for (const J& bench : ms) {
+    for (size_t fi = 0; fi < ms.size(); ++fi) {
+        const J& bench = ms[fi];
         J pts = bench["points"].nonempty();
         std::vector<Pt> v;
         for (size_t i = 0; i < pts.size(); ++i) {
@@ -790,8 +804,34 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
                     else d2h_y.push_back((g - fixed) / rows);
                 }
             } else {
-                for (double c : x.call) pg_rows[x.dir].push_back(rows), pg_extra[x.dir].push_back(c - m_ref);
+                for (double c : x.call) {
+                    pg_rows[x.dir].push_back(rows), pg_extra[x.dir].push_back(c - m_ref);
+                    if (x.dir == "d2h") pg_sparse.push_back(rows * d2h_sparse_factor(x.width, x.pitch));
+                }
             }
+        }
+        // memcpy2d_pitches of the same input (issue 14): pageable D2H rows at several host pitches
+        // (destination pitch), against this input's widest contiguous pageable D2H of the same bytes.
+        J root(ms_file[fi]->doc.at("benchmarks"), ms_file[fi]->path, "benchmarks");
+        if (!root.raw().contains("memcpy2d_pitches") || root["memcpy2d_pitches"].has("skipped")) continue;
+        J pp = root["memcpy2d_pitches"]["points"].nonempty();
+        for (size_t i = 0; i < pp.size(); ++i) {
+            J p = pp.at(i);
+            if (p["memory"].str() != "pageable" || p["dir"].str() != "d2h") continue;
+            const uint64_t width = p["width"].bytes(), height = p["height"].bytes(), dpitch = p["dpitch"].bytes(), bytes = p["bytes"].bytes();
+            if (dpitch < width) p["dpitch"].fail("is less than the width (" + std::to_string(width) + ")");
+            if (height < 2) continue;
+            const Pt* ref = nullptr;
+            for (const Pt& r : v)
+                if (r.memory == "pageable" && r.dir == "d2h" && r.bytes == bytes && r.pitch == r.width && (!ref || r.width > ref->width))
+                    ref = &r;
+            if (!ref) continue;
+            const std::vector<double> call = p["call_us"].repetitions();
+            const double m = fit::median(call), m_ref = fit::median(ref->call);
+            if (m < 2 * m_ref) continue;
+            const double rows = static_cast<double>(height);
+            for (double c : call)
+                pg_rows["d2h"].push_back(rows), pg_extra["d2h"].push_back(c - m_ref), pg_sparse.push_back(rows * d2h_sparse_factor(width, dpitch));
         }
     }
     const std::string pinned_recipe =
@@ -859,17 +899,34 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
         const std::string key = std::string("copy.row_cost.pageable_") + dir;
         const std::vector<double>& x = pg_rows[dir];
         const std::vector<double>& y = pg_extra[dir];
+        // D2H with sparse rows among the samples: a second column, rows x the sparse factor
+        // (copy.row_cost.pageable_d2h_sparse); its own point count decides whether it is fitted.
+        const bool sparse = std::string(dir) == "d2h" &&
+                            std::count_if(pg_sparse.begin(), pg_sparse.end(), [](double v) { return v > 0; }) >= 2;
         const fit::LeastSquares ls = pool.guard("memcpy2d " + key, [&] {
             if (x.size() < 2) throw fit::FitError(std::string("fewer than 2 samples of row-bound pageable ") + dir + " points");
             std::vector<std::vector<double>> rows;
-            for (double r : x) rows.push_back({r});
+            for (size_t k = 0; k < x.size(); ++k) rows.push_back(sparse ? std::vector<double>{x[k], pg_sparse[k]} : std::vector<double>{x[k]});
             return fit::least_squares(rows, y);
         });
-        b.time(key, ls.coef[0],
-               std::string("memcpy2d slope through the origin of (call time - the widest contiguous point's median call) vs rows "
-                           "of the row-bound pageable ") +
-                   dir + " points (median call >= 2x the contiguous one's of the same bytes)",
-               "least squares through the origin (Eigen QR)", ls.rms, ls.n);
+        const std::string recipe = " (median call >= 2x the contiguous one's of the same bytes; memcpy2d_pitches' too, where present)";
+        if (!sparse) {
+            b.time(key, ls.coef[0],
+                   std::string("memcpy2d slope through the origin of (call time - the widest contiguous point's median call) vs rows "
+                               "of the row-bound pageable ") +
+                       dir + " points" + recipe,
+                   "least squares through the origin (Eigen QR)", ls.rms, ls.n);
+            continue;
+        }
+        const std::string two = "least squares through the origin in rows and rows x min(host pitch, 128 B) / 128 B (Eigen QR)";
+        b.time(key, std::max(0.0, ls.coef[0]),
+               "memcpy2d coefficient of rows in (call time - the widest contiguous point's median call) of the row-bound pageable "
+               "d2h points" + recipe,
+               two, ls.rms, ls.n);
+        b.time("copy.row_cost.pageable_d2h_sparse", std::max(0.0, ls.coef[1]),
+               "memcpy2d coefficient of rows x min(host pitch, 128 B) / 128 B (rows < 64 B wide lying apart) in (call time - the "
+               "widest contiguous point's median call) of the row-bound pageable d2h points" + recipe,
+               two, ls.rms, ls.n);
     }
     return true;
 }

@@ -580,6 +580,58 @@ TEST_CASE("calibrate: pitched-copy row costs from memcpy2d", "[memcpy2d]") {
     CHECK_THROWS_WITH(hetsim::calib::calibrate({f}), Catch::Contains("memcpy2d copy.row_cost.h2d: no row-bound pinned H2D point"));
 }
 
+TEST_CASE("calibrate: sparse pageable D2H rows from memcpy2d and memcpy2d_pitches", "[memcpy2d]") {
+    hetsim::calib::MicrobenchFile f = committed();
+    // Planted: a pageable D2H call of 1 MiB costs 70 us linear plus, per row, 6 ns + 80 ns x
+    // min(host pitch, 128 B) / 128 B for rows narrower than 64 B lying apart (else 6 ns). memcpy2d
+    // holds the linear reference and 4 B / 16 B rows at pitch 2x and 1x (factors 8/128 and
+    // 32/128); memcpy2d_pitches 16 B rows at destination pitches 16-256 B (0, 0.5, 1, 1).
+    const double mib = 1048576.0;
+    auto call_of = [&](int width, int pitch) {
+        const double rows = mib / width, f = width < 64 && pitch > width ? std::min(pitch, 128) / 128.0 : 0.0;
+        return 70.0 + (width == 16384 ? 0 : rows * (6e-3 + 80e-3 * f));
+    };
+    json pts = json::array();
+    auto point = [&](const char* mem, const char* dir, int width, int pitch) {
+        const double rows = mib / width, call = std::string(mem) == "pinned" ? 2.0 : call_of(width, pitch);
+        const double gpu = std::string(mem) == "pinned" ? 25 + rows * 1.3e-3 : call;
+        pts.push_back({{"memory", mem}, {"dir", dir}, {"width", width}, {"height", int64_t(rows)}, {"pitch", pitch}, {"bytes", int64_t(mib)},
+                       {"call_us", {call, call, call}}, {"total_us", {call + 5, call + 5, call + 5}}, {"gpu_us", {gpu, gpu, gpu}}});
+    };
+    for (const char* mem : {"pinned", "pageable"})
+        for (const char* dir : {"h2d", "d2h"}) {
+            point(mem, dir, 16384, 16384);
+            for (int w : {4, 16})
+                for (int pf : {2, 1}) point(mem, dir, w, w * pf);
+        }
+    f.doc["benchmarks"]["memcpy2d"] = {{"points", pts}};
+    // Without memcpy2d_pitches: the 4 B and 16 B points alone fit both terms exactly.
+    hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "copy.row_cost.pageable_d2h") == Approx(6000).margin(3));  // ps
+    CHECK(value_of(c, "copy.row_cost.pageable_d2h_sparse") == Approx(80000).margin(3));
+    CHECK(c.find("copy.row_cost.pageable_d2h_sparse")->source.find("min(host pitch, 128 B)") != std::string::npos);
+    const double h2d_before = value_of(c, "copy.row_cost.pageable_h2d");
+    // memcpy2d_pitches adds 16 B rows at destination pitches 64, 128 and 256 B (planted on the
+    // same rule) and the same fit holds; a pinned or H2D point there is not a D2H sample.
+    json pp = json::array();
+    for (int dp : {16, 64, 128, 256}) {
+        const double call = call_of(16, dp);
+        pp.push_back({{"memory", "pageable"}, {"dir", "d2h"}, {"width", 16}, {"height", 65536}, {"spitch", 256}, {"dpitch", dp},
+                      {"bytes", int64_t(mib)}, {"call_us", {call, call, call}}, {"total_us", {call, call, call}}, {"gpu_us", {call, call, call}}});
+        pp.push_back({{"memory", "pageable"}, {"dir", "h2d"}, {"width", 16}, {"height", 65536}, {"spitch", dp}, {"dpitch", 256},
+                      {"bytes", int64_t(mib)}, {"call_us", {9e3, 9e3, 9e3}}, {"total_us", {9e3, 9e3, 9e3}}, {"gpu_us", {9e3, 9e3, 9e3}}});
+    }
+    f.doc["benchmarks"]["memcpy2d_pitches"] = {{"points", pp}};
+    c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "copy.row_cost.pageable_d2h") == Approx(6000).margin(3));
+    CHECK(value_of(c, "copy.row_cost.pageable_d2h_sparse") == Approx(80000).margin(3));
+    CHECK(value_of(c, "copy.row_cost.pageable_h2d") == h2d_before);  // pitches' H2D points are not used
+    CHECK(c.find("copy.row_cost.pageable_d2h")->samples == 3 * (4 + 4));  // 4 memcpy2d + 4 pitches points, 3 reps each
+    // A destination pitch below the width is refused, naming it.
+    f.doc["benchmarks"]["memcpy2d_pitches"]["points"][0]["dpitch"] = 8;
+    CHECK_THROWS_WITH(hetsim::calib::calibrate({f}), Catch::Contains("is less than the width (16)"));
+}
+
 TEST_CASE("calibrate: host hand-off costs from host_sync") {
     hetsim::calib::MicrobenchFile f = committed();
     f.doc["benchmarks"]["host_sync"] = {
