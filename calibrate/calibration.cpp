@@ -632,6 +632,39 @@ void fit_pageable(const Pool& pool, Builder& b) {
             if (rate >= half && !first_cold) last_warm = bytes;
             else if (rate < half && !first_cold) first_cold = bytes;
         }
+        // With h2d_warm_gap (the same, 2 ms of host spin before each copy, as programs that work
+        // between their copies): the size is read there, the threshold halfway between the cold
+        // speed and the fastest pause-warm one (issue 14: a source staged back to back stays warm
+        // up to 48 MiB, one staged after a pause up to 24 MiB; validation 13 re-uploads 24 MiB after
+        // a 12 MiB download and two pauses, and stages it cold).
+        std::map<uint64_t, double> gap_rate;
+        mode_points("h2d_warm_gap", [&](const J& p) {
+            std::vector<double> call = p["call_us"].nums();
+            if (call.empty()) return;
+            const uint64_t bytes = p["bytes"].bytes();
+            const double rate = static_cast<double>(bytes) / (fit::median(call) * 1e-6);
+            gap_rate[bytes] = gap_rate.count(bytes) ? 0.5 * (gap_rate[bytes] + rate) : rate;
+        });
+        if (gap_rate.size() >= 2) {
+            double fastest = 0;
+            for (const auto& [bytes, rate] : gap_rate) fastest = std::max(fastest, rate);
+            const double mid = 0.5 * (fastest + cold);
+            uint64_t gap_warm = 0, gap_cold = 0;
+            for (const auto& [bytes, rate] : gap_rate) {
+                if (rate >= mid && !gap_cold) gap_warm = bytes;
+                else if (rate < mid && !gap_cold) gap_cold = bytes;
+            }
+            if (gap_warm && gap_cold) {
+                b.add("host.staging_cache", format_size_literal(gap_warm),
+                      "pageable_sweep h2d_warm_gap (2 ms of host work before each copy): largest size staging at >= (fastest + "
+                      "cold) / 2 = " + bw_text(mid) + ", " + size_text(gap_cold) + " stages at " + bw_text(gap_rate[gap_cold]) +
+                          " (back to back, h2d_warm, stays warm up to " + size_text(last_warm) + ")",
+                      "threshold on the median rate per size", "", gap_rate.size());
+                return;
+            }
+            b.cal.checks.push_back("pageable_sweep h2d_warm_gap: no size falls below (fastest + cold) / 2 after a warm one; "
+                                   "host.staging_cache is read from h2d_warm");
+        }
         if (last_warm && first_cold)
             b.add("host.staging_cache", format_size_literal(last_warm),
                   "pageable_sweep h2d_warm: largest size staging at >= (warm + cold) / 2 = " + bw_text(half) + ", " +

@@ -487,6 +487,42 @@ TEST_CASE("calibrate: warm pageable staging speed and the host cache size from h
     CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
 }
 
+TEST_CASE("calibrate: the host cache size from h2d_warm_gap when an input has it") {
+    hetsim::calib::MicrobenchFile f = committed();
+    json& pts = f.doc["benchmarks"]["pageable_sweep"]["points"];
+    json kept = json::array();
+    for (const auto& p : pts)
+        if (p["mode"] != "h2d_warm" && p["mode"] != "h2d_warm_gap") kept.push_back(p);
+    auto add = [&](const char* mode, int mib, double rate) {
+        const double bytes = mib * 1048576.0, us = bytes / rate * 1e6;
+        kept.push_back({{"mode", mode}, {"bytes", int64_t(bytes)}, {"call_us", {us, us, us}}, {"total_us", {us, us, us}},
+                        {"gpu_us", {us, us, us}}});
+    };
+    // Back to back: 20 GB/s up to 32 MiB (h2d_warm alone gives 32 MiB, the test above). After a
+    // pause: 12, 11 and 11.5 GB/s at 4, 16, 24 MiB, 7.5 GB/s at 32 MiB. The committed cold speed is
+    // about 7.4 GB/s: the threshold (12 + 7.4) / 2 = 9.7 GB/s puts the cache at 24 MiB.
+    for (int mib : {1, 2, 4, 8, 16, 32, 64, 128}) add("h2d_warm", mib, mib <= 32 ? 20e9 : 7e9);
+    const std::vector<std::pair<int, double>> gap = {{4, 12e9}, {16, 11e9}, {24, 11.5e9}, {32, 7.5e9}};
+    for (const auto& [mib, rate] : gap) add("h2d_warm_gap", mib, rate);
+    pts = kept;
+    hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "host.pageable_h2d_warm_bandwidth") == Approx(20e9).epsilon(1e-6));  // still h2d_warm's
+    CHECK(value_of(c, "host.staging_cache") == 24.0 * 1048576);
+    CHECK(c.find("host.staging_cache")->source.find("h2d_warm_gap") != std::string::npos);
+    CHECK(c.find("host.staging_cache")->source.find("32 MiB stages at 7.5GB/s") != std::string::npos);
+    // A pause-warm speed that never falls (all four sizes at 11-12 GB/s): no knee there, so the
+    // size comes from h2d_warm (32 MiB), and a check says so.
+    for (auto& p : pts)
+        if (p["mode"] == "h2d_warm_gap" && p["bytes"] == 32 * 1048576) {
+            const double us = 32 * 1048576.0 / 11e9 * 1e6;
+            p["call_us"] = {us, us, us};
+        }
+    c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
+    CHECK(std::any_of(c.checks.begin(), c.checks.end(),
+                      [](const std::string& x) { return x.find("h2d_warm_gap: no size falls below") != std::string::npos; }));
+}
+
 TEST_CASE("calibrate: the pageable D2H wake-up from d2h_busy") {
     hetsim::calib::MicrobenchFile f = committed();
     const hetsim::calib::Calibration c0 = hetsim::calib::calibrate({f});
