@@ -792,7 +792,7 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
     };
     std::vector<double> h2d_x, h2d_y, d2h_y;                    // pinned per-row times (us), x = 128 / pitch
     std::map<std::string, std::vector<double>> pg_rows, pg_extra;  // pageable, by direction
-    std::vector<double> pg_sparse;                                  // pageable D2H: rows x d2h_sparse_factor
+    std::vector<std::array<double, 2>> d2h_pts;                     // pageable D2H points: median excess / rows (us), factor
     size_t row_bound[2] = {0, 0};
     struct Near {  // a pinned point for copy.row_cost.blend
         bool h2d;
@@ -837,10 +837,8 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
                     else d2h_y.push_back((g - fixed) / rows);
                 }
             } else {
-                for (double c : x.call) {
-                    pg_rows[x.dir].push_back(rows), pg_extra[x.dir].push_back(c - m_ref);
-                    if (x.dir == "d2h") pg_sparse.push_back(rows * d2h_sparse_factor(x.width, x.pitch));
-                }
+                for (double c : x.call) pg_rows[x.dir].push_back(rows), pg_extra[x.dir].push_back(c - m_ref);
+                if (x.dir == "d2h") d2h_pts.push_back({(m - m_ref) / rows, d2h_sparse_factor(x.width, x.pitch)});
             }
         }
         // memcpy2d_pitches of the same input (issue 14): pageable D2H rows at several host pitches
@@ -864,7 +862,8 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
             if (m < 2 * m_ref) continue;
             const double rows = static_cast<double>(height);
             for (double c : call)
-                pg_rows["d2h"].push_back(rows), pg_extra["d2h"].push_back(c - m_ref), pg_sparse.push_back(rows * d2h_sparse_factor(width, dpitch));
+                pg_rows["d2h"].push_back(rows), pg_extra["d2h"].push_back(c - m_ref);
+            d2h_pts.push_back({(m - m_ref) / rows, d2h_sparse_factor(width, dpitch)});
         }
     }
     const std::string pinned_recipe =
@@ -932,18 +931,21 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
         const std::string key = std::string("copy.row_cost.pageable_") + dir;
         const std::vector<double>& x = pg_rows[dir];
         const std::vector<double>& y = pg_extra[dir];
-        // D2H with sparse rows among the samples: a second column, rows x the sparse factor
-        // (copy.row_cost.pageable_d2h_sparse); its own point count decides whether it is fitted.
-        const bool sparse = std::string(dir) == "d2h" &&
-                            std::count_if(pg_sparse.begin(), pg_sparse.end(), [](double v) { return v > 0; }) >= 2;
-        const fit::LeastSquares ls = pool.guard("memcpy2d " + key, [&] {
-            if (x.size() < 2) throw fit::FitError(std::string("fewer than 2 samples of row-bound pageable ") + dir + " points");
-            std::vector<std::vector<double>> rows;
-            for (size_t k = 0; k < x.size(); ++k) rows.push_back(sparse ? std::vector<double>{x[k], pg_sparse[k]} : std::vector<double>{x[k]});
-            return fit::least_squares(rows, y);
-        });
+        // D2H with sparse rows among the points: the per-row excess of each point (median call less
+        // the reference's, over its rows) against its sparse factor, one sample per layout (the
+        // samples' excess times would weigh each point by its rows squared: the 4 B rows of 1 MiB
+        // would outweigh every 16 B layout 16 to 1).
+        const size_t n_sparse = static_cast<size_t>(
+            std::count_if(d2h_pts.begin(), d2h_pts.end(), [](const std::array<double, 2>& v) { return v[1] > 0; }));
+        const bool sparse = std::string(dir) == "d2h" && n_sparse >= 2;
         const std::string recipe = " (median call >= 2x the contiguous one's of the same bytes; memcpy2d_pitches' too, where present)";
         if (!sparse) {
+            const fit::LeastSquares ls = pool.guard("memcpy2d " + key, [&] {
+                if (x.size() < 2) throw fit::FitError(std::string("fewer than 2 samples of row-bound pageable ") + dir + " points");
+                std::vector<std::vector<double>> rows;
+                for (double r : x) rows.push_back({r});
+                return fit::least_squares(rows, y);
+            });
             b.time(key, ls.coef[0],
                    std::string("memcpy2d slope through the origin of (call time - the widest contiguous point's median call) vs rows "
                                "of the row-bound pageable ") +
@@ -951,15 +953,20 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
                    "least squares through the origin (Eigen QR)", ls.rms, ls.n);
             continue;
         }
-        const std::string two = "least squares through the origin in rows and rows x min(host pitch, 128 B) / 128 B (Eigen QR)";
-        b.time(key, std::max(0.0, ls.coef[0]),
-               "memcpy2d coefficient of rows in (call time - the widest contiguous point's median call) of the row-bound pageable "
-               "d2h points" + recipe,
-               two, ls.rms, ls.n);
-        b.time("copy.row_cost.pageable_d2h_sparse", std::max(0.0, ls.coef[1]),
-               "memcpy2d coefficient of rows x min(host pitch, 128 B) / 128 B (rows < 64 B wide lying apart) in (call time - the "
-               "widest contiguous point's median call) of the row-bound pageable d2h points" + recipe,
-               two, ls.rms, ls.n);
+        const fit::Line l = pool.guard("memcpy2d " + key, [&] {
+            std::vector<double> fx, fy;
+            for (const auto& pt : d2h_pts) fx.push_back(pt[1]), fy.push_back(pt[0]);
+            return fit::fit_line(fx, fy);
+        });
+        const std::string line = "linear least squares over the points (Eigen QR)";
+        const std::string per_row = "(median call time - the widest contiguous point's median call) / rows of the row-bound pageable d2h "
+                                    "points vs min(host pitch, 128 B) / 128 B (rows < 64 B wide lying apart, else 0)";
+        b.time(key, std::max(0.0, l.intercept), "memcpy2d intercept of " + per_row + ", " + std::to_string(d2h_pts.size()) + " points" + recipe,
+               line, l.rms, l.n);
+        b.time("copy.row_cost.pageable_d2h_sparse", std::max(0.0, l.slope),
+               "memcpy2d slope of " + per_row + ", " + std::to_string(d2h_pts.size()) + " points, " + std::to_string(n_sparse) +
+                   " sparse" + recipe,
+               line, l.rms, l.n);
     }
     return true;
 }
