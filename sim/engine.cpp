@@ -31,6 +31,11 @@ namespace {
 enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kCopyDone, kGpuReady, kHostStep };
 constexpr uint32_t prio(EvType t) { return t <= kCopyDone ? 0 : t == kGpuReady ? 1 : 2; }
 
+// The event queue's unit slots: 0 and 1 the copy engines (by direction), then the first kernel
+// batches, then the first host threads' next steps.
+constexpr uint32_t kFirstBatchSlot = 2, kBatchSlots = 4, kFirstStepSlot = kFirstBatchSlot + kBatchSlots, kStepSlots = 2;
+static_assert(kFirstStepSlot + kStepSlots <= EventQueue::kSlots);
+
 constexpr uint32_t kThreadBit = 0x80000000u;  // edge target is a waiting host thread
 
 struct Edge {
@@ -97,7 +102,7 @@ public:
             for (const auto& t : pg_.threads)
                 for (uint32_t op : t.ops) add_task_deps(op, true);
         for (uint32_t t = 0; t < threads_.size(); ++t)
-            if (pg_.threads[t].start_after < 0) q_.push(Time{}, prio(kHostStep), kHostStep, t);
+            if (pg_.threads[t].start_after < 0) push_step(t, Time{});
         while (!q_.empty()) {
             SimEvent e = q_.pop();
             Time now = Time::ps(e.time);
@@ -153,9 +158,19 @@ public:
     // ------------------------------------------------------------ UnitSink
     const Time& clock() const override { return now_; }
     OpRecord* records() override { return tl_.ops.data(); }
+    // A copy engine's next completion (a = its direction) and the first batches' (a = batch)
+    // wait in unit slots: the unit asks again only to move it (a rescale), so the event it
+    // replaces never runs. One past the time limit or at the end of the range still goes to the
+    // queue, so that the run stops there as when every superseded event ran (and did nothing).
     void wake(UnitId unit, Time at, uint32_t a, uint32_t b) override {
         const EvType t = unit == UnitId::CopyEngines ? kCopyDone : kBatchDone;
-        q_.push(at, prio(t), t, a, b);
+        const uint32_t k = unit == UnitId::CopyEngines ? a : a < kBatchSlots ? kFirstBatchSlot + a : EventQueue::kSlots;
+        if (k == EventQueue::kSlots) return q_.push(at, prio(t), t, a, b);
+        if (q_.slot_busy(k)) {
+            const SimEvent& old = q_.slot(k);
+            if (old.time > last_quiet_ps_) q_.requeue(old);
+        }
+        q_.set_slot(k, at, prio(t), t, a, b);
     }
     void finish_at(uint32_t op, Time at) override { q_.push(at, prio(kGpuDone), kGpuDone, op); }
     void host_returns(uint32_t thread, uint32_t op, Time at) override { finish_host(thread, op, at); }
@@ -169,6 +184,12 @@ public:
 
 private:
     // ------------------------------------------------------------ host threads
+    // Thread t's next step: in its slot if it has one and the slot is free, else in the queue.
+    void push_step(uint32_t t, Time at) {
+        if (t < kStepSlots && !q_.slot_busy(kFirstStepSlot + t)) return q_.set_slot(kFirstStepSlot + t, at, prio(kHostStep), kHostStep, t);
+        q_.push(at, prio(kHostStep), kHostStep, t);
+    }
+
     void host_step(uint32_t t) {
         ThreadState& th = threads_[t];
         const auto& list = pg_.threads[t].ops;
@@ -383,7 +404,7 @@ private:
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
         if (succ_[i] >= 0 && !Program::has_gpu_phase(pg_.ops[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
-        q_.push(end, prio(kHostStep), kHostStep, t);
+        push_step(t, end);
     }
 
     // Threads created when op i's host phase ends start their first op a thread start later.
@@ -391,7 +412,7 @@ private:
         auto it = std::lower_bound(starts_.begin(), starts_.end(), std::make_pair(i, uint32_t{0}));
         for (; it != starts_.end() && it->first == i; ++it) {
             threads_[it->second].next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Thread};
-            q_.push(end + hw_.thread_start, prio(kHostStep), kHostStep, it->second);
+            push_step(it->second, end + hw_.thread_start);
         }
     }
 
@@ -450,7 +471,7 @@ private:
         if (th.resume) {  // the wait was the first part of the call: run the rest at `end`
             th.resume = false;
             th.presynced = true;
-            q_.push(end, prio(kHostStep), kHostStep, t);
+            push_step(t, end);
             return;
         }
         r.sync_wait += end - th.wait_min_end;
@@ -608,7 +629,7 @@ private:
                     uint32_t t = static_cast<uint32_t>(pg_.ops[to].thread);
                     if (threads_[t].waiting_deps && pg_.threads[t].ops[threads_[t].pc] == to) {
                         threads_[t].waiting_deps = false;
-                        q_.push(max(host_ready_[to], now_), prio(kHostStep), kHostStep, t);
+                        push_step(t, max(host_ready_[to], now_));
                     }
                 }
             }
@@ -662,7 +683,7 @@ private:
             if (--pending_[j] == 0) q_.push(ready(j), prio(kGpuReady), kGpuReady, j);
         }
         if (op.thread >= 0 && !op.graph_node && launch_queues_.enabled())
-            launch_queues_.take(op.stream, i, [&](uint32_t t) { q_.push(now_, prio(kHostStep), kHostStep, t); });
+            launch_queues_.take(op.stream, i, [&](uint32_t t) { push_step(t, now_); });
     }
 
     // ------------------------------------------------------------ end of run
@@ -767,6 +788,9 @@ private:
     std::vector<int32_t> succ_;
     std::vector<Edge> edges_;
     int32_t free_edge_ = -1;
+    // The latest time at which an event that does nothing stops nothing either: below the time
+    // limit and the end of the range (wake()).
+    const int64_t last_quiet_ps_ = std::min(opts_.time_limit.ps(), Time::max().ps() - 1);
     std::vector<int32_t> targets_;  // scratch: the ops a sync waits for
     std::vector<ThreadState> threads_;
 };
