@@ -75,6 +75,10 @@ std::string exact_time(Time t) {
     return std::to_string(t.ps()) + " ps";
 }
 
+// The three hot paths (host_step, dispatch, release_successors) are [[gnu::flatten]]: every
+// engine function they call is inlined into them (submit, binding, gaps, edges, the queue),
+// which saves the calls' prologues and lets the compiler keep state in registers. The units in
+// hw/ are other translation units and stay calls.
 class Simulator final : public UnitSink {
 public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
@@ -190,7 +194,7 @@ private:
         q_.push(at, prio(kHostStep), kHostStep, t);
     }
 
-    void host_step(uint32_t t) {
+    [[gnu::flatten]] void host_step(uint32_t t) {
         ThreadState& th = threads_[t];
         const auto& list = pg_.threads[t].ops;
         if (th.pc >= list.size()) return;
@@ -593,7 +597,7 @@ private:
     }
 
     // A phase of op `from` finished at `end`: release what waits on it.
-    void release_successors(uint32_t from, Time end) {
+    [[gnu::flatten]] void release_successors(uint32_t from, Time end) {
         bool from_host = !Program::has_gpu_phase(pg_.ops[from].kind);
         int32_t e = succ_[from];
         succ_[from] = -1;
@@ -637,7 +641,7 @@ private:
     }
 
     // ------------------------------------------------------------ GPU work to its unit
-    void dispatch(uint32_t i) {
+    [[gnu::flatten]] void dispatch(uint32_t i) {
         const Op& op = pg_.ops[i];
         OpRecord& r = tl_.ops[i];  // its gpu_cause says what released it last
         leave_queues(i);
