@@ -75,10 +75,12 @@ std::string exact_time(Time t) {
     return std::to_string(t.ps()) + " ps";
 }
 
-// The three hot paths (host_step, dispatch, release_successors) are [[gnu::flatten]]: every
-// engine function they call is inlined into them (submit, binding, gaps, edges, the queue),
-// which saves the calls' prologues and lets the compiler keep state in registers. The units in
-// hw/ are other translation units and stay calls.
+// The hot paths (submit, dispatch, release_successors) are [[gnu::flatten]]: every engine
+// function they call is inlined into them (binding, gaps, edges, the event queue), which saves
+// the calls' prologues and keeps state in registers; the rare paths they reach (thread starts
+// and joins, barriers, blocked host calls, warnings) are [[gnu::noinline]] so that flattening
+// does not copy them into every call site (host_step flattened was 1.3 MB of code). The units
+// in hw/ are other translation units and stay calls.
 class Simulator final : public UnitSink {
 public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
@@ -194,7 +196,7 @@ private:
         q_.push(at, prio(kHostStep), kHostStep, t);
     }
 
-    [[gnu::flatten]] void host_step(uint32_t t) {
+    void host_step(uint32_t t) {
         ThreadState& th = threads_[t];
         const auto& list = pg_.threads[t].ops;
         if (th.pc >= list.size()) return;
@@ -318,7 +320,7 @@ private:
 
     // A thread blocked in a host queue, on a flag or in a join returns at w.end: the time
     // since it reached the op, less the call's own `cost`, was spent waiting.
-    void release_blocked(const Release& w, CauseKind kind, Time cost) {
+    [[gnu::noinline]] void release_blocked(const Release& w, CauseKind kind, Time cost) {
         if (!w.any) return;
         OpRecord& r = tl_.ops[w.who.op];
         r.sync_wait = w.end - cost - r.host_start;
@@ -412,7 +414,7 @@ private:
     }
 
     // Threads created when op i's host phase ends start their first op a thread start later.
-    void start_threads(uint32_t i, Time end) {
+    [[gnu::noinline]] void start_threads(uint32_t i, Time end) {
         auto it = std::lower_bound(starts_.begin(), starts_.end(), std::make_pair(i, uint32_t{0}));
         for (; it != starts_.end() && it->first == i; ++it) {
             threads_[it->second].next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Thread};
@@ -421,7 +423,7 @@ private:
     }
 
     // Thread t ran its last op (i, ending at `end`): the joins waiting for it return.
-    void end_thread(uint32_t t, uint32_t i, Time end) {
+    [[gnu::noinline]] void end_thread(uint32_t t, uint32_t i, Time end) {
         std::vector<Blocked> done;
         for (size_t k = 0; k < joiners_.size();) {
             if (static_cast<uint32_t>(pg_.ops[joiners_[k].op].target) == t) {
@@ -451,7 +453,7 @@ private:
     }
 
     // The same for every stream's last work (device sync; cudaFree).
-    void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after) {
+    [[gnu::noinline]] void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after) {
         targets_.clear();
         binder_.device_tail([&](int32_t o) { targets_.push_back(o); });
         block_on(t, i, targets_.data(), targets_.data() + targets_.size(), min_end, wake_after);
@@ -464,7 +466,7 @@ private:
         }
     }
 
-    void wake(uint32_t t, uint32_t i) {
+    [[gnu::noinline]] void wake(uint32_t t, uint32_t i) {
         ThreadState& th = threads_[t];
         OpRecord& r = tl_.ops[i];
         Time end = th.wait_min_end;
@@ -485,7 +487,7 @@ private:
 
     // Thread t reached a barrier between iterations and its device sync returned at `end`:
     // once every thread has, all go on together, when the last one arrived.
-    void arrive(uint32_t t, uint32_t i, Time end) {
+    [[gnu::noinline]] void arrive(uint32_t t, uint32_t i, Time end) {
         threads_[t].at_barrier = false;
         barrier_.push_back(Arrival{t, i, end});
         barrier_last_ = max(barrier_last_, end);
@@ -568,7 +570,7 @@ private:
         }
     }
 
-    void submit(uint32_t i, Time at, bool task) {
+    [[gnu::flatten]] void submit(uint32_t i, Time at, bool task) {
         const Op& op = pg_.ops[i];
         ready(i) = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
         tl_.ops[i].gpu_cause = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
@@ -590,7 +592,7 @@ private:
         if (pending_[i] == 0) q_.push(ready(i), prio(kGpuReady), kGpuReady, i);
     }
 
-    void warn_unrecorded(uint32_t i) {
+    [[gnu::noinline]] void warn_unrecorded(uint32_t i) {
         const Op& op = pg_.ops[i];
         tl_.warnings.push_back(pg_.op_name(i) + ": waits on event '" + pg_.events[op.event].name +
                                "' before any record of it; the wait completes at once (as in CUDA)");
