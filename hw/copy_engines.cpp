@@ -8,7 +8,7 @@ namespace hetsim {
 
 static Engine engine_of(CopyDir dir) { return dir == CopyDir::H2D ? Engine::H2D : Engine::D2H; }
 
-void CopyEngines::submit(uint32_t i) {
+[[gnu::flatten]] void CopyEngines::submit(uint32_t i) {
     const CopyDir dir = direction(pg_.ops[i]);
     if (!hw_.rules.copy_fifo) {  // every copy on an engine of its own
         OpRecord& r = rec_[i];
@@ -88,7 +88,7 @@ void CopyEngines::start(uint32_t i, CopyDir dir) {
     rescale(1 - d);
 }
 
-void CopyEngines::on_event(uint32_t dir, uint32_t version) {
+[[gnu::flatten]] void CopyEngines::on_event(uint32_t dir, uint32_t version) {
     Running& c = running_[dir];
     if (c.op < 0 || c.version != version) return;  // superseded by a rescale
     const uint32_t i = static_cast<uint32_t>(c.op);

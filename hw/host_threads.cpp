@@ -9,12 +9,7 @@ HostThreads::HostThreads(const Program& pg, const HwProfile& hw)
     if (cold_start_ && hw.module_load_cost != Time{}) loaded_.assign(pg.names.size(), 0);
 }
 
-Time HostThreads::call(uint32_t t, Time base, Time now) {
-    if (call_end_.size() == 1) {  // one host thread: no other thread is ever inside a call
-        const Time cost = contended_call(hw_, base, 0);
-        call_end_[t] = now + cost;
-        return cost;
-    }
+Time HostThreads::call_among(uint32_t t, Time base, Time now) {
     uint32_t others = 0;
     for (uint32_t k = 0; k < call_end_.size(); ++k)
         if (k != t && call_end_[k] > now) ++others;

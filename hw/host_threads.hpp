@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/host_model.hpp"
 #include "models/profile.hpp"
 #include "core/program.hpp"
 
@@ -15,7 +16,14 @@ public:
     HostThreads(const Program& pg, const HwProfile& hw);
     // Thread t starts a call of `base` host time at `now`: its cost, given the threads still
     // inside calls (rule launch_contention).
-    Time call(uint32_t t, Time base, Time now);
+    Time call(uint32_t t, Time base, Time now) {
+        if (call_end_.size() == 1) {  // one host thread: no other thread is ever inside a call
+            const Time cost = contended_call(hw_, base, 0);
+            call_end_[t] = now + cost;
+            return cost;
+        }
+        return call_among(t, base, now);
+    }
     // GPU work done -> a blocked stream/device sync returns (spin or blocking-sync scheduling).
     Time sync_wakeup() const { return blocking_sync_ ? hw_.blocking_sync_wakeup : hw_.sync_wakeup; }
     // An event sync: an event without cudaEventBlockingSync spins even under blocking-sync scheduling.
@@ -24,6 +32,8 @@ public:
     Time module_load(uint32_t kernel_label);
 
 private:
+    Time call_among(uint32_t t, Time base, Time now);  // several host threads
+
     const HwProfile& hw_;
     const bool blocking_sync_, cold_start_;
     std::vector<Time> call_end_;  // per thread: end of its current API call

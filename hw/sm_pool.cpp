@@ -36,7 +36,7 @@ void SmPool::merge() {
     segs_.resize(w + 1);
 }
 
-uint32_t SmPool::place(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out) {
+[[gnu::flatten]] uint32_t SmPool::place(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out) {
     uint64_t total = 0, with_room = 0;  // blocks that fit; SMs with room for one
     uint32_t max_room = 0;
     for (Seg& s : segs_) {
@@ -89,7 +89,7 @@ uint32_t SmPool::place(const BlockNeed& need, uint32_t want, std::vector<SmRun>&
     return placed;
 }
 
-void SmPool::release(const BlockNeed& need, const std::vector<SmRun>& runs) {
+[[gnu::flatten]] void SmPool::release(const BlockNeed& need, const std::vector<SmRun>& runs) {
     size_t i = 0;
     for (const SmRun& r : runs) {  // runs are in SM order, as place() wrote them
         while (segs_[i].end <= r.begin) ++i;

@@ -6,7 +6,7 @@
 
 namespace hetsim {
 
-void SmScheduler::submit(uint32_t i, Time ready, Time faults) {
+[[gnu::flatten]] void SmScheduler::submit(uint32_t i, Time ready, Time faults) {
     const Op& op = pg_.ops[i];
     const Site& site = pg_.site(op);
     const KernelCost cost = kernel_cost(hw_, op, site.flops);
@@ -101,7 +101,7 @@ uint32_t SmScheduler::new_batch(uint32_t kernel) {
 
 void SmScheduler::schedule(uint32_t b, Time end) { sink_.wake(UnitId::Sms, end, b, ++batches_[b].version); }
 
-void SmScheduler::on_event(uint32_t b, uint32_t version) {
+[[gnu::flatten]] void SmScheduler::on_event(uint32_t b, uint32_t version) {
     Batch& bt = batches_[b];
     if (!bt.live || bt.version != version) return;  // superseded by a rescale
     Kernel& k = kernels_[bt.kernel];

@@ -17,9 +17,20 @@ public:
     HardwareQueues(const Program& pg, const HwProfile& hw);
     bool enabled() const { return !queues_.empty(); }
     // Op i, issued to stream s, joins its queue; true when it must wait for the op ahead of it.
-    bool join(uint32_t i, int32_t s);
+    bool join(uint32_t i, int32_t s) {
+        Fifo<Entry>& q = queue_of(s);
+        const bool waits = !q.empty() && q.back().stream != s;
+        q.push_back(Entry{i, s, waits});
+        return waits;
+    }
     // Op i, of stream s, leaves its queue (the GPU takes it); returns the op that waited for it, or -1.
-    int32_t leave(uint32_t i, int32_t s);
+    int32_t leave(uint32_t i, int32_t s) {
+        if (queues_.empty() || s < 0) return -1;
+        Fifo<Entry>& q = queue_of(s);
+        if (q.empty() || q.front().op != i) return -1;  // never joined (a task), or already left
+        q.pop_front();
+        return !q.empty() && q.front().waits ? static_cast<int32_t>(q.front().op) : -1;
+    }
 
 private:
     // The ops in a queue that the GPU has not taken yet, in the order they joined: they leave

@@ -31,6 +31,11 @@ namespace {
 enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kCopyDone, kGpuReady, kHostStep };
 constexpr uint32_t prio(EvType t) { return t <= kCopyDone ? 0 : t == kGpuReady ? 1 : 2; }
 
+// The event queue's unit slots: 0 and 1 the copy engines (by direction), then the first kernel
+// batches, then the first host threads' next steps.
+constexpr uint32_t kFirstBatchSlot = 2, kBatchSlots = 4, kFirstStepSlot = kFirstBatchSlot + kBatchSlots, kStepSlots = 2;
+static_assert(kFirstStepSlot + kStepSlots <= EventQueue::kSlots);
+
 constexpr uint32_t kThreadBit = 0x80000000u;  // edge target is a waiting host thread
 
 struct Edge {
@@ -70,6 +75,12 @@ std::string exact_time(Time t) {
     return std::to_string(t.ps()) + " ps";
 }
 
+// The hot paths (submit, dispatch, release_successors) are [[gnu::flatten]]: every engine
+// function they call is inlined into them (binding, gaps, edges, the event queue), which saves
+// the calls' prologues and keeps state in registers; the rare paths they reach (thread starts
+// and joins, barriers, blocked host calls, warnings) are [[gnu::noinline]] so that flattening
+// does not copy them into every call site (host_step flattened was 1.3 MB of code). The units
+// in hw/ are other translation units and stay calls.
 class Simulator final : public UnitSink {
 public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
@@ -97,7 +108,7 @@ public:
             for (const auto& t : pg_.threads)
                 for (uint32_t op : t.ops) add_task_deps(op, true);
         for (uint32_t t = 0; t < threads_.size(); ++t)
-            if (pg_.threads[t].start_after < 0) q_.push(Time{}, prio(kHostStep), kHostStep, t);
+            if (pg_.threads[t].start_after < 0) push_step(t, Time{});
         while (!q_.empty()) {
             SimEvent e = q_.pop();
             Time now = Time::ps(e.time);
@@ -153,9 +164,19 @@ public:
     // ------------------------------------------------------------ UnitSink
     const Time& clock() const override { return now_; }
     OpRecord* records() override { return tl_.ops.data(); }
+    // A copy engine's next completion (a = its direction) and the first batches' (a = batch)
+    // wait in unit slots: the unit asks again only to move it (a rescale), so the event it
+    // replaces never runs. One past the time limit or at the end of the range still goes to the
+    // queue, so that the run stops there as when every superseded event ran (and did nothing).
     void wake(UnitId unit, Time at, uint32_t a, uint32_t b) override {
         const EvType t = unit == UnitId::CopyEngines ? kCopyDone : kBatchDone;
-        q_.push(at, prio(t), t, a, b);
+        const uint32_t k = unit == UnitId::CopyEngines ? a : a < kBatchSlots ? kFirstBatchSlot + a : EventQueue::kSlots;
+        if (k == EventQueue::kSlots) return q_.push(at, prio(t), t, a, b);
+        if (q_.slot_busy(k)) {
+            const SimEvent& old = q_.slot(k);
+            if (old.time > last_quiet_ps_) q_.requeue(old);
+        }
+        q_.set_slot(k, at, prio(t), t, a, b);
     }
     void finish_at(uint32_t op, Time at) override { q_.push(at, prio(kGpuDone), kGpuDone, op); }
     void host_returns(uint32_t thread, uint32_t op, Time at) override { finish_host(thread, op, at); }
@@ -169,6 +190,12 @@ public:
 
 private:
     // ------------------------------------------------------------ host threads
+    // Thread t's next step: in its slot if it has one and the slot is free, else in the queue.
+    void push_step(uint32_t t, Time at) {
+        if (t < kStepSlots && !q_.slot_busy(kFirstStepSlot + t)) return q_.set_slot(kFirstStepSlot + t, at, prio(kHostStep), kHostStep, t);
+        q_.push(at, prio(kHostStep), kHostStep, t);
+    }
+
     void host_step(uint32_t t) {
         ThreadState& th = threads_[t];
         const auto& list = pg_.threads[t].ops;
@@ -293,7 +320,7 @@ private:
 
     // A thread blocked in a host queue, on a flag or in a join returns at w.end: the time
     // since it reached the op, less the call's own `cost`, was spent waiting.
-    void release_blocked(const Release& w, CauseKind kind, Time cost) {
+    [[gnu::noinline]] void release_blocked(const Release& w, CauseKind kind, Time cost) {
         if (!w.any) return;
         OpRecord& r = tl_.ops[w.who.op];
         r.sync_wait = w.end - cost - r.host_start;
@@ -383,20 +410,20 @@ private:
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
         if (succ_[i] >= 0 && !Program::has_gpu_phase(pg_.ops[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
-        q_.push(end, prio(kHostStep), kHostStep, t);
+        push_step(t, end);
     }
 
     // Threads created when op i's host phase ends start their first op a thread start later.
-    void start_threads(uint32_t i, Time end) {
+    [[gnu::noinline]] void start_threads(uint32_t i, Time end) {
         auto it = std::lower_bound(starts_.begin(), starts_.end(), std::make_pair(i, uint32_t{0}));
         for (; it != starts_.end() && it->first == i; ++it) {
             threads_[it->second].next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Thread};
-            q_.push(end + hw_.thread_start, prio(kHostStep), kHostStep, it->second);
+            push_step(it->second, end + hw_.thread_start);
         }
     }
 
     // Thread t ran its last op (i, ending at `end`): the joins waiting for it return.
-    void end_thread(uint32_t t, uint32_t i, Time end) {
+    [[gnu::noinline]] void end_thread(uint32_t t, uint32_t i, Time end) {
         std::vector<Blocked> done;
         for (size_t k = 0; k < joiners_.size();) {
             if (static_cast<uint32_t>(pg_.ops[joiners_[k].op].target) == t) {
@@ -426,7 +453,7 @@ private:
     }
 
     // The same for every stream's last work (device sync; cudaFree).
-    void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after) {
+    [[gnu::noinline]] void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after) {
         targets_.clear();
         binder_.device_tail([&](int32_t o) { targets_.push_back(o); });
         block_on(t, i, targets_.data(), targets_.data() + targets_.size(), min_end, wake_after);
@@ -439,7 +466,7 @@ private:
         }
     }
 
-    void wake(uint32_t t, uint32_t i) {
+    [[gnu::noinline]] void wake(uint32_t t, uint32_t i) {
         ThreadState& th = threads_[t];
         OpRecord& r = tl_.ops[i];
         Time end = th.wait_min_end;
@@ -450,7 +477,7 @@ private:
         if (th.resume) {  // the wait was the first part of the call: run the rest at `end`
             th.resume = false;
             th.presynced = true;
-            q_.push(end, prio(kHostStep), kHostStep, t);
+            push_step(t, end);
             return;
         }
         r.sync_wait += end - th.wait_min_end;
@@ -460,7 +487,7 @@ private:
 
     // Thread t reached a barrier between iterations and its device sync returned at `end`:
     // once every thread has, all go on together, when the last one arrived.
-    void arrive(uint32_t t, uint32_t i, Time end) {
+    [[gnu::noinline]] void arrive(uint32_t t, uint32_t i, Time end) {
         threads_[t].at_barrier = false;
         barrier_.push_back(Arrival{t, i, end});
         barrier_last_ = max(barrier_last_, end);
@@ -543,7 +570,7 @@ private:
         }
     }
 
-    void submit(uint32_t i, Time at, bool task) {
+    [[gnu::flatten]] void submit(uint32_t i, Time at, bool task) {
         const Op& op = pg_.ops[i];
         ready(i) = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
         tl_.ops[i].gpu_cause = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
@@ -565,14 +592,14 @@ private:
         if (pending_[i] == 0) q_.push(ready(i), prio(kGpuReady), kGpuReady, i);
     }
 
-    void warn_unrecorded(uint32_t i) {
+    [[gnu::noinline]] void warn_unrecorded(uint32_t i) {
         const Op& op = pg_.ops[i];
         tl_.warnings.push_back(pg_.op_name(i) + ": waits on event '" + pg_.events[op.event].name +
                                "' before any record of it; the wait completes at once (as in CUDA)");
     }
 
     // A phase of op `from` finished at `end`: release what waits on it.
-    void release_successors(uint32_t from, Time end) {
+    [[gnu::flatten]] void release_successors(uint32_t from, Time end) {
         bool from_host = !Program::has_gpu_phase(pg_.ops[from].kind);
         int32_t e = succ_[from];
         succ_[from] = -1;
@@ -608,7 +635,7 @@ private:
                     uint32_t t = static_cast<uint32_t>(pg_.ops[to].thread);
                     if (threads_[t].waiting_deps && pg_.threads[t].ops[threads_[t].pc] == to) {
                         threads_[t].waiting_deps = false;
-                        q_.push(max(host_ready_[to], now_), prio(kHostStep), kHostStep, t);
+                        push_step(t, max(host_ready_[to], now_));
                     }
                 }
             }
@@ -616,7 +643,7 @@ private:
     }
 
     // ------------------------------------------------------------ GPU work to its unit
-    void dispatch(uint32_t i) {
+    [[gnu::flatten]] void dispatch(uint32_t i) {
         const Op& op = pg_.ops[i];
         OpRecord& r = tl_.ops[i];  // its gpu_cause says what released it last
         leave_queues(i);
@@ -662,7 +689,7 @@ private:
             if (--pending_[j] == 0) q_.push(ready(j), prio(kGpuReady), kGpuReady, j);
         }
         if (op.thread >= 0 && !op.graph_node && launch_queues_.enabled())
-            launch_queues_.take(op.stream, i, [&](uint32_t t) { q_.push(now_, prio(kHostStep), kHostStep, t); });
+            launch_queues_.take(op.stream, i, [&](uint32_t t) { push_step(t, now_); });
     }
 
     // ------------------------------------------------------------ end of run
@@ -767,6 +794,9 @@ private:
     std::vector<int32_t> succ_;
     std::vector<Edge> edges_;
     int32_t free_edge_ = -1;
+    // The latest time at which an event that does nothing stops nothing either: below the time
+    // limit and the end of the range (wake()).
+    const int64_t last_quiet_ps_ = std::min(opts_.time_limit.ps(), Time::max().ps() - 1);
     std::vector<int32_t> targets_;  // scratch: the ops a sync waits for
     std::vector<ThreadState> threads_;
 };

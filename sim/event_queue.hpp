@@ -1,7 +1,9 @@
 // The one event queue, keyed by (time, priority, insertion sequence), so equal-time events run
 // in a fixed order and the same input gives the same output: a small sorted array of the
 // nearest 24-byte entries (an insertion moves a few of them, a pop takes the last) in front of
-// a 4-ary min-heap (fewer levels and cache lines per pop than a binary heap) for the rest.
+// a 4-ary min-heap (fewer levels and cache lines per pop than a binary heap) for the rest, and
+// beside them a few unit slots (one pending event each: a copy engine's or a kernel batch's next
+// completion, a host thread's next step) that are written in place instead of inserted.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -26,7 +28,55 @@ class EventQueue {
 public:
     // `type` < 8, `priority` < 4.
     void push(Time t, uint32_t priority, uint32_t type, uint32_t a, uint32_t b = 0) {
-        const SimEvent e{t.ps(), (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type, a, b};
+        insert(SimEvent{t.ps(), (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type, a, b});
+    }
+    bool empty() const { return busy_ == 0 && n_ == 0 && heap_.empty(); }
+    SimEvent pop() {
+        if (busy_ && (n_ == 0 || min_order_ < near_[n_ - 1].order()) && (heap_.empty() || min_order_ < heap_[0].order())) {
+            const uint32_t k = min_;  // the earliest slot is before the queue's earliest event
+            busy_ &= ~(1u << k);
+            rescan();
+            return slots_[k];
+        }
+        if (n_ > 0 && (heap_.empty() || near_[n_ - 1].before(heap_[0]))) return near_[--n_];
+        return heap_pop();
+    }
+
+    // Unit slots: slot k holds at most one event, taken by pop() in the same (time, key) order as
+    // the queue's (its key is made as push() makes it), so where an event waits never changes
+    // when it runs. set_slot() replaces the slot's event, if any: a unit that moves its next
+    // completion (a rescaled copy or batch) overwrites the superseded one, which never runs.
+    static constexpr uint32_t kSlots = 8;
+    bool slot_busy(uint32_t k) const { return (busy_ >> k) & 1u; }
+    const SimEvent& slot(uint32_t k) const { return slots_[k]; }
+    void set_slot(uint32_t k, Time t, uint32_t priority, uint32_t type, uint32_t a, uint32_t b = 0) {
+        slots_[k] = SimEvent{t.ps(), (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type, a, b};
+        const SimEvent::Order o = slots_[k].order();
+        const bool was_min = busy_ && min_ == k;
+        busy_ |= 1u << k;
+        if (busy_ == (1u << k) || o < min_order_) min_ = k, min_order_ = o;
+        else if (was_min) rescan();  // the earliest slot moved later
+    }
+    // Puts an event (a slot's, before set_slot replaces it) into the queue with its own key.
+    void requeue(const SimEvent& e) { insert(e); }
+    void reserve(size_t n) { heap_.reserve(n); }
+
+private:
+    // min_, min_order_: the earliest busy slot and its order.
+    void rescan() {
+        uint32_t m = busy_;
+        if (!m) return;
+        uint32_t best = static_cast<uint32_t>(__builtin_ctz(m));
+        SimEvent::Order best_order = slots_[best].order();
+        for (m &= m - 1; m; m &= m - 1) {
+            const uint32_t k = static_cast<uint32_t>(__builtin_ctz(m));
+            const SimEvent::Order o = slots_[k].order();
+            if (o < best_order) best = k, best_order = o;
+        }
+        min_ = best;
+        min_order_ = best_order;
+    }
+    void insert(const SimEvent& e) {
         const SimEvent::Order o = e.order();
         if (n_ < kNear) {  // sorted insertion from the earliest end: few moves, no sift
             uint32_t j = n_++;
@@ -43,14 +93,6 @@ public:
         }
         heap_push(e);
     }
-    bool empty() const { return n_ == 0 && heap_.empty(); }
-    SimEvent pop() {
-        if (n_ > 0 && (heap_.empty() || near_[n_ - 1].before(heap_[0]))) return near_[--n_];
-        return heap_pop();
-    }
-    void reserve(size_t n) { heap_.reserve(n); }
-
-private:
     void heap_push(const SimEvent& e) {
         size_t i = heap_.size();
         heap_.push_back(e);
@@ -96,6 +138,10 @@ private:
     SimEvent near_[kNear];
     uint32_t n_ = 0;
     std::vector<SimEvent> heap_;
+    SimEvent slots_[kSlots];
+    uint32_t busy_ = 0;  // bit k: slot k holds an event
+    uint32_t min_ = 0;
+    SimEvent::Order min_order_ = 0;
     uint64_t seq_ = 0;
 };
 
