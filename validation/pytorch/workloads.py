@@ -124,7 +124,8 @@ def _count_params(model):
 
 
 class CnnTrain:
-    def __init__(self, device, quick, num_workers, pin_memory, step_sync, sample_passes=2):
+    def __init__(self, device, quick, num_workers, pin_memory, step_sync, sample_passes=2,
+                 worker_init_fn=None):
         self.device = device
         self.batch_size = 16 if quick else 64
         self.image = 32 if quick else 64
@@ -138,6 +139,8 @@ class CnnTrain:
                   num_workers=num_workers, pin_memory=pin_memory and device.type == "cuda")
         if num_workers > 0:
             kw.update(persistent_workers=True, prefetch_factor=2)
+            if worker_init_fn is not None:  # measure_group.py: each worker on its own CPU
+                kw["worker_init_fn"] = worker_init_fn
         self.loader = torch.utils.data.DataLoader(self.dataset, **kw)
         self.model = SmallResNet(widths=(8, 16, 32, 64) if quick else (32, 64, 128, 256))
         self.model.to(device).train()
