@@ -184,7 +184,8 @@ def main():
         flush = 3 * nw * 2 if nw else 2
         runs.append({"name": name, "cfg": cfg, "wl": wl, "result": result, "flush": flush,
                      "trace_path": trace_path, "json_path": json_path,
-                     "active": cfg["active"], "blocks": [], "probes": [], "after": []})
+                     "active": cfg["active"], "blocks": [], "probes": [], "after": [],
+                     "phase_blocks": []})
 
     def write(r):
         tmp = r["json_path"] + ".tmp"
@@ -222,7 +223,9 @@ def main():
             for r in order:
                 p = host_probe()
                 steps(r["wl"], r["flush"])
+                r["wl"].stamps_reset()
                 b = timed(r["wl"], r["n"])
+                r["phase_blocks"].append(r["wl"].phase_times()[0])
                 into(r, b, p)
             return [r["name"] for r in order]
 
@@ -256,6 +259,11 @@ def main():
                                    "before each block (before its flush steps)",
             }
             r["result"]["round_order"] = orders
+            r["result"]["unprofiled"]["phase_ns"] = phase_medians(r["phase_blocks"])
+            r["result"]["unprofiled"]["phase_note"] = (
+                "per phase of the step (workloads.py PHASES, host time stamps at its "
+                "boundaries): the median over the blocks of each block's median over its steps")
+            r["phase_blocks"] = []
             if r["result"]["unprofiled"]["spread"] > 0.10:
                 r["result"]["warnings"].append("unprofiled blocks spread %.1f%% (> 10%%)"
                                                % (100 * r["result"]["unprofiled"]["spread"]))
@@ -307,6 +315,14 @@ def main():
     return 1 if (bad or failed) else 0
 
 
+def phase_medians(blocks):
+    out = {}
+    for name in (blocks[0] if blocks else {}):
+        v = [b[name] for b in blocks if b.get(name) is not None]
+        out[name] = statistics.median(v) if v else None
+    return out
+
+
 def trace_one(args, torch, workloads, device, r, timed, host_probe, steps):
     """Unprofiled windows, then the profiler trace, exactly as measure.py takes them."""
     wl, active, result, trace_path = r["wl"], r["active"], r["result"], r["trace_path"]
@@ -339,6 +355,7 @@ def trace_one(args, torch, workloads, device, r, timed, host_probe, steps):
             t_win = None
             for i in range(total):
                 if i == wait + warm:
+                    wl.stamps_reset()
                     t_win = time.perf_counter_ns()
                 t = time.perf_counter_ns()
                 wl.step()
@@ -358,12 +375,18 @@ def trace_one(args, torch, workloads, device, r, timed, host_probe, steps):
         "active_step_wall_ns": step_wall[wait + warm:],
         "active_window_ns": window_ns, "active_step_ns": window_ns / active,
         "host_probe_ns": probe,
+        "phase_ns": wl.phase_times()[0],
         "note": "step_wall_ns: host time of each step (no per-step synchronize); "
                 "active_window_ns: from the start of the first active step to the end of "
                 "a torch.cuda.synchronize() after the last one (inside its ProfilerStep); "
                 "host_probe_ns: the host probe just before the profiled steps",
         "export_ns": exported[0], "profile_total_ns": time.perf_counter_ns() - t_prof,
     }
+    up = result.get("unprofiled", {}).get("phase_ns", {})
+    log("%s: phases unprofiled / profiled (us): %s" % (r["name"], ", ".join(
+        "%s %s/%s" % (k, "%.1f" % (up[k] / 1e3) if up.get(k) is not None else "-",
+                      "%.1f" % (v / 1e3) if v is not None else "-")
+        for k, v in result["profiled"]["phase_ns"].items())))
     size = os.path.getsize(trace_path)
     if size > args.gzip_mb * 2 ** 20:
         with open(trace_path, "rb") as fi, gzip.open(trace_path + ".gz", "wb", 6) as fo:
