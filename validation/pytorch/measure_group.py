@@ -18,7 +18,8 @@ processes a minute apart differ by more than the knob between them. Here:
    loader with workers, whose queue filled up while the other configurations ran; else 2),
    then a timed block of N steps between `torch.cuda.synchronize()` + `perf_counter_ns()`.
    `unprofiled.median_step_ns` is the median over the R blocks.
-4. Then per configuration (same order): 5 unprofiled windows of the profiler's active step
+4. Then per configuration (in the reverse order: a CUDA graph configuration, the last of its
+   group, is profiled first, in a process not profiled before): 5 unprofiled windows of the profiler's active step
    count, a host probe, and the profiler trace (as measure.py: wait 1, warm-up 2, active A).
 5. Then 2 more rounds of blocks after all the profiling (`unprofiled_after_profile`, a check
    that the profiler leaves nothing behind; not used for the median).
@@ -272,7 +273,9 @@ def main():
                 ", ".join("%.2f" % (p / 1e6) for p in r["probes"])))
             write(r)
 
-        for r in runs:
+        # Traces in the reverse order, so that a CUDA graph configuration (the last of its
+        # group) is profiled first, in a process not profiled before, as measure.py did.
+        for r in reversed(runs):
             trace_one(args, torch, workloads, device, r, timed, host_probe, steps)
             write(r)
 
