@@ -138,8 +138,15 @@ def main():
     lines.append("")
     lines.append("Replay (the trace of a configuration predicting its own unprofiled step; N = steps of a timed block):")
     lines.append("")
-    lines.append("| configuration | N | measured ms | block spread | blocks' range ms | predicted ms | error | in range |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+    probes = any(meta[c]["unprofiled"].get("host_probe_ns") for c in configs)
+    lines.append("| configuration | N | measured ms | block spread | blocks' range ms | predicted ms | error | in range |"
+                 + (" host probe trace / blocks |" if probes else ""))
+    lines.append("|---|---|---|---|---|---|---|---|" + ("---|" if probes else ""))
+
+    def probe_ratio(c):
+        bp = meta[c]["unprofiled"].get("host_probe_ns")
+        tp = meta[c].get("profiled", {}).get("host_probe_ns")
+        return " %.2f |" % (tp / statistics.median(bp)) if bp and tp else " |"
     replay = []
     in_range = []
     for c in configs:
@@ -159,7 +166,8 @@ def main():
         inside = lo <= p <= hi
         in_range.append(inside)
         lines.append("| %s | %d | %.3f | %.0f%% | %.3f-%.3f | %.3f | %+.1f%% | %s |"
-                     % (c, n, m / 1e6, 100 * spread(c), lo / 1e6, hi / 1e6, p / 1e6, e, "yes" if inside else "no"))
+                     % (c, n, m / 1e6, 100 * spread(c), lo / 1e6, hi / 1e6, p / 1e6, e, "yes" if inside else "no")
+                     + (probe_ratio(c) if probes else ""))
     if replay:
         lines.append("")
         lines.append("Replay |error|: median %.1f%%, max %.1f%% over %d configurations (targets: median 3%%, max 8%%); "
