@@ -115,7 +115,7 @@ int compare_main(const std::vector<std::string>& args) {
     import::MeasuredTrace kt;
     report::Measured m;
     if (kineto) {
-        kt = import::read_kineto_measured(a.measured, sc.program);
+        kt = import::read_kineto_measured(a.measured, sc.program, {}, lo.max_memory);
         m.timeline = kt.timeline;
     } else {
         m = report::read_measured(a.measured, sc.program);

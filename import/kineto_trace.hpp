@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/program.hpp"
+#include "frontend/limits.hpp"
 
 namespace hetsim::import {
 
@@ -78,11 +79,13 @@ struct KinetoTrace {
 // Reads `path` (JSON, or gzip-compressed JSON). Throws InputError (file:line:col where it can)
 // for: an unreadable or empty file, malformed or truncated JSON, a document that is not a
 // Kineto trace, a trace without CUDA runtime calls or GPU activity, GPU activity on several
-// devices, and malformed event fields.
-KinetoTrace read_kineto_trace(const std::string& path);
+// devices, and malformed event fields; and a trace that would need more memory than
+// `max_memory` (0: no cap): a file, or a gzip file's expanded text, over half the cap, or a JSON
+// tree that with the text passes it (refused while it is read, not after).
+KinetoTrace read_kineto_trace(const std::string& path, uint64_t max_memory = default_max_memory());
 
 // The same from the file's text (already decompressed); `file` names it in messages.
-KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file);
+KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file, uint64_t max_memory = default_max_memory());
 
 // True when `path` looks like a Kineto trace (a JSON object whose first key is not "schema" and
 // that has "traceEvents", or a gzip file): for `hetsim compare`, which also reads

@@ -51,8 +51,8 @@ bool blocking(const Op& op) {
 
 }  // namespace
 
-MeasuredTrace read_kineto_measured(const std::string& trace, const Program& p, const ImportOptions& opt) {
-    const KinetoTrace t = read_kineto_trace(trace);
+MeasuredTrace read_kineto_measured(const std::string& trace, const Program& p, const ImportOptions& opt, uint64_t max_memory) {
+    const KinetoTrace t = read_kineto_trace(trace, max_memory);
     const Workload w = build_workload(t, opt);
     MeasuredTrace m;
     m.timeline.ops.resize(p.ops.size());

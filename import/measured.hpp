@@ -9,6 +9,7 @@
 
 #include "core/program.hpp"
 #include "core/timeline.hpp"
+#include "frontend/limits.hpp"
 #include "import/workload.hpp"
 
 namespace hetsim::import {
@@ -24,7 +25,8 @@ struct MeasuredTrace {
 // Matches the program's ops, thread by thread, to the workload the trace imports as (with the
 // knobs at their imported values and the imported `steps`). Throws InputError naming the trace
 // when they differ (another trace, other --set values) or the trace is bad input.
-MeasuredTrace read_kineto_measured(const std::string& trace, const Program& p, const ImportOptions& opt = {});
+MeasuredTrace read_kineto_measured(const std::string& trace, const Program& p, const ImportOptions& opt = {},
+                                    uint64_t max_memory = default_max_memory());
 
 struct StepError {
     int64_t number = 0;

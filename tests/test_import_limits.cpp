@@ -1,0 +1,109 @@
+// hetsim import / compare: reading a trace is bounded by the memory cap (--max-memory), checked
+// while the file is read, inflated and parsed, not after (issue 15: "bounded by --max-memory").
+#include <unistd.h>
+#include <zlib.h>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_util.hpp"
+#include "core/error.hpp"
+#include "import/kineto_trace.hpp"
+
+using namespace hetsim;
+using namespace hetsim::import;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t MiB = uint64_t{1} << 20;
+
+// `text` gzip-compressed (one member), written to `path`.
+void write_gzip(const fs::path& path, const std::string& text) {
+    gzFile f = gzopen(path.c_str(), "wb9");
+    REQUIRE(f != nullptr);
+    REQUIRE(gzwrite(f, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size()));
+    REQUIRE(gzclose(f) == Z_OK);
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+// A trace that is valid JSON and says nothing: its one event's args hold `inner`.
+std::string padded(const std::string& inner) {
+    return "{\"traceEvents\": [{\"ph\": \"i\", \"name\": \"x\", \"ts\": 1, \"pid\": 1, \"tid\": 1, \"args\": {\"a\": [" + inner + "]}}]}";
+}
+
+std::string repeated(const std::string& item, size_t n) {
+    std::string s;
+    s.reserve(item.size() * n + n);
+    for (size_t i = 0; i < n; ++i) s.append(i ? "," : "").append(item);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("import: a trace that would pass the memory cap is refused while it is read", "[import][limits]") {
+    const fs::path dir = fs::temp_directory_path() / ("hetsim-import-cap-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+
+    SECTION("a gzip file that expands past half the cap: refused as it expands") {
+        // 40 MiB of spaces compress to about 40 KiB; under a 16 MiB cap the text may take 8 MiB.
+        const fs::path bomb = dir / "bomb.json.gz";
+        write_gzip(bomb, padded(std::string(40 * MiB, ' ')));
+        CHECK(fs::file_size(bomb) < MiB);
+        CHECK_THROWS_WITH(read_kineto_trace(bomb.string(), 16 * MiB),
+                          Contains("bomb.json.gz: error: the gzip file expands to more than 8 MiB of text: with the JSON tree "
+                                   "built from it, reading it would pass the memory cap of 16 MiB (--max-memory)"));
+        // With a cap it fits under, it reads to the end (and is then no Kineto trace: no events).
+        CHECK_THROWS_WITH(read_kineto_trace(bomb.string(), 256 * MiB), Contains("not a PyTorch profiler (Kineto) trace"));
+    }
+    SECTION("a plain file over half the cap: refused from its size") {
+        const fs::path big = dir / "big.json";
+        write_text(big, padded(std::string(5 * MiB, ' ')));
+        CHECK_THROWS_WITH(read_kineto_trace(big.string(), 8 * MiB),
+                          Contains("big.json: error: the file is 5 MiB: with the JSON tree built from it, reading it would "
+                                   "pass the memory cap of 8 MiB (--max-memory)"));
+    }
+    SECTION("a small text whose JSON tree is large: refused while the tree grows") {
+        // 300,000 empty objects: 0.86 MiB of text, each object a std::map and an array slot
+        // (about 96 bytes: the count says 28 MiB; measured peak RSS of such a file 38 bytes per
+        // text byte).
+        const std::string text = padded(repeated("{}", 300'000));
+        CHECK(text.size() < MiB);
+        CHECK_THROWS_WITH(parse_kineto_trace(text, "objs.json", 16 * MiB),
+                          Contains("objs.json: error: the trace's JSON tree and its 879 KiB of text pass the memory cap of 16 MiB"));
+        CHECK_THROWS_WITH(parse_kineto_trace(text, "objs.json", 64 * MiB), Contains("not a PyTorch profiler (Kineto) trace"));
+        CHECK_THROWS_WITH(parse_kineto_trace(text, "objs.json", 0), Contains("not a PyTorch profiler (Kineto) trace"));
+    }
+    SECTION("a real trace reads the same under a cap as without one") {
+        const std::string path = "tests/import/traces/train_pageable_sync.json";
+        const KinetoTrace a = read_kineto_trace(path, 0), b = read_kineto_trace(path, 64 * MiB);
+        CHECK(a.events == b.events);
+        CHECK(a.calls.size() == b.calls.size());
+        CHECK(a.gpu.size() == b.gpu.size());
+        CHECK(a.events > 100);
+    }
+    SECTION("the command line: hetsim import --max-memory, and compare's cap reaches the trace") {
+        const fs::path bomb = dir / "cli_bomb.json.gz";
+        write_gzip(bomb, padded(std::string(40 * MiB, ' ')));
+        const fs::path out = dir / "never.yaml";
+        hetsim_test::Cli r = hetsim_test::cli("import '" + bomb.string() + "' -o '" + out.string() + "' --max-memory 16MiB");
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Contains("error: the gzip file expands to more than 8 MiB of text"));
+        CHECK(!fs::exists(out));
+        r = hetsim_test::cli("import '" + bomb.string() + "' -o '" + out.string() + "' --max-memory lots");
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Contains("--max-memory"));
+        r = hetsim_test::cli("compare scenarios/seeds/double_buffer.yaml '" + bomb.string() +
+                             "' --max-memory 16MiB");
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Contains("error: the gzip file expands to more than 8 MiB of text"));
+    }
+    fs::remove_all(dir);
+}
