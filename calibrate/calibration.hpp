@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "frontend/limits.hpp"
+
 namespace hetsim::calib {
 
 struct MicrobenchFile {
@@ -15,7 +17,7 @@ struct MicrobenchFile {
 };
 
 // Reads and checks one microbench file (JSON, schema, version); throws InputError.
-MicrobenchFile load_microbench(const std::string& path);
+MicrobenchFile load_microbench(const std::string& path, uint64_t max_memory = default_max_memory());
 
 struct Fitted {
     std::string key;

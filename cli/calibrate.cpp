@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/outputs.hpp"
 #include "frontend/expr.hpp"
+#include "frontend/limits.hpp"
 #include "frontend/profile_loader.hpp"
 #include "calibrate/calibration.hpp"
 #include "core/error.hpp"
@@ -53,12 +54,13 @@ std::string change_text(const std::string& old_text, const std::string& new_text
 
 int calibrate_main(const std::vector<std::string>& args) {
     std::vector<std::string> inputs;
-    std::string base = "h200", out;
+    std::string base = "h200", out, max_memory;
     po::options_description d("calibrate options");
     d.add_options()("help,h", "show this help")(
         "base", po::value(&base)->default_value(base),
         "profile whose values the parameters no benchmark informs keep (a shipped name or a path)")(
-        "output,o", po::value(&out), "the profile to write (replaced atomically; may be the base itself)");
+        "output,o", po::value(&out), "the profile to write (replaced atomically; may be the base itself)")(
+        "max-memory", po::value(&max_memory), "cap on the memory reading each microbenchmark file may take, e.g. 8GiB (default: 3/4 of this machine's memory; 0: none)");
     po::options_description all;
     all.add(d).add_options()("input", po::value(&inputs)->composing());
     po::positional_options_description pos;
@@ -90,7 +92,8 @@ int calibrate_main(const std::vector<std::string>& args) {
     for (const auto& in : inputs) outs.input(in, "a microbenchmark file");
     outs.declare("-o", out);
     std::vector<calib::MicrobenchFile> files;
-    for (const auto& in : inputs) files.push_back(calib::load_microbench(in));
+    const uint64_t cap = max_memory.empty() ? default_max_memory() : parse_max_memory(max_memory);
+    for (const auto& in : inputs) files.push_back(calib::load_microbench(in, cap));
     // A shipped name ("h200") or a path, as load_profile resolves it.
     std::string base_path = base;
     if (base.find('/') == std::string::npos && base.find(".yaml") == std::string::npos) {

@@ -118,7 +118,7 @@ int compare_main(const std::vector<std::string>& args) {
         kt = import::read_kineto_measured(a.measured, sc.program, {}, lo.max_memory);
         m.timeline = kt.timeline;
     } else {
-        m = report::read_measured(a.measured, sc.program);
+        m = report::read_measured(a.measured, sc.program, lo.max_memory);
     }
     const Timeline& measured = m.timeline;
     Timeline simulated = simulate(sc.program, sc.profile);

@@ -123,8 +123,9 @@ int run_main(const std::vector<std::string>& args) {
         Value v;
         try {
             v = parse_literal(time_limit);
-        } catch (const std::exception& e) {
-            throw InputError({"--time-limit"}, e.what());
+        } catch (const std::exception&) {
+            // Not a literal (a sign, a typo): say what is wanted, not parse_literal's "expected a number".
+            throw InputError({"--time-limit"}, "expected a positive time such as 10s, got '" + time_limit + "'");
         }
         if (v.dim != Dim::Time || v.i <= 0) throw InputError({"--time-limit"}, "expected a positive time such as 10s, got '" + time_limit + "'");
         eo.time_limit = Time::ps(v.i);

@@ -21,6 +21,7 @@ namespace {
 
 using nlohmann::json;
 
+constexpr const char* kFewer = "profile fewer steps";
 constexpr const char* kWhat =
     "a PyTorch profiler trace (torch.profiler export_chrome_trace: Kineto JSON with \"traceEvents\")";
 
@@ -28,22 +29,13 @@ bool gzip_magic(const std::string& s) {
     return s.size() >= 2 && static_cast<unsigned char>(s[0]) == 0x1f && static_cast<unsigned char>(s[1]) == 0x8b;
 }
 
-[[noreturn]] void over_cap(const std::string& file, const std::string& what, uint64_t cap) {
-    throw InputError(SourceLoc{file}, what + " the memory cap of " + bytes_text(cap) +
-                                          " (--max-memory); profile fewer steps, or raise the cap with --max-memory (e.g. "
-                                          "--max-memory 64GiB) if this machine has the memory");
-}
-
-// The text may take at most half the cap: the JSON tree built from it comes on top.
-uint64_t text_cap(uint64_t max_memory) { return max_memory == 0 ? UINT64_MAX : max_memory / 2; }
-
 std::string read_bytes(const std::string& path, uint64_t max_memory) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InputError(SourceLoc{path}, std::string("is a directory; it should be ") + kWhat);
     const uintmax_t size = fs::file_size(path, ec);
-    if (!ec && max_memory != 0 && size > text_cap(max_memory))
-        over_cap(path, "the file is " + bytes_text(size) + ": with the JSON tree built from it, reading it would pass", max_memory);
+    if (!ec && max_memory != 0 && size > report::json_text_cap(max_memory))
+        report::refuse_over_memory_cap(path, "the file is " + bytes_text(size) + ": with the JSON tree built from it, reading it would pass", max_memory, kFewer);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(SourceLoc{path}, std::string("cannot read the file (") + std::strerror(errno) + "); it should be " + kWhat);
     std::stringstream ss;
@@ -66,7 +58,7 @@ std::string gunzip(const std::string& data, const std::string& file, uint64_t ma
     };
     feed();
     std::string out;
-    const uint64_t cap = text_cap(max_memory);
+    const uint64_t cap = report::json_text_cap(max_memory);
     char buf[1 << 16];
     int rc = Z_OK;
     while (true) {
@@ -77,9 +69,9 @@ std::string gunzip(const std::string& data, const std::string& file, uint64_t ma
         out.append(buf, sizeof buf - zs.avail_out);
         if (out.size() > cap) {
             inflateEnd(&zs);
-            over_cap(file, "the gzip file expands to more than " + bytes_text(cap) +
+            report::refuse_over_memory_cap(file, "the gzip file expands to more than " + bytes_text(cap) +
                                " of text: with the JSON tree built from it, reading it would pass",
-                     max_memory);
+                     max_memory, kFewer);
         }
         if (rc == Z_STREAM_END) {
             if (zs.avail_in == 0 && in_left == 0) break;
@@ -106,77 +98,17 @@ SourceLoc loc_at(const std::string& file, const std::string& text, size_t off) {
     return l;
 }
 
-// Heap bytes of the nlohmann tree as it is built, counted per SAX event (64-bit libstdc++: a
-// value is 16 bytes; an object a 48-byte std::map and a node of about 96 bytes per key; an array
-// a 24-byte std::vector whose slots may be doubled; a string 32 bytes and its text past 15
-// characters). Measured: 7 bytes per text byte for a PyTorch trace, up to 38 for a text of
-// empty objects. A SAX handler that counts and hands every event on to nlohmann's own tree
-// builder (json::parse with a callback would do, but its callback parser scans the parent
-// container at every object's end: quadratic in an array of objects such as traceEvents).
-struct TreeOverCap {};
-class CountingTreeBuilder {
-   public:
-    CountingTreeBuilder(json& root, uint64_t cap) : dom_(root, true), cap_(cap) {}
-    uint64_t bytes() const { return bytes_; }
-    bool null() { return value(0) && dom_.null(); }
-    bool boolean(bool v) { return value(0) && dom_.boolean(v); }
-    bool number_integer(json::number_integer_t v) { return value(0) && dom_.number_integer(v); }
-    bool number_unsigned(json::number_unsigned_t v) { return value(0) && dom_.number_unsigned(v); }
-    bool number_float(json::number_float_t v, const json::string_t& t) { return value(0) && dom_.number_float(v, t); }
-    bool string(json::string_t& v) { return value(32 + text(v)) && dom_.string(v); }
-    bool binary(json::binary_t& v) { return value(32 + v.size()) && dom_.binary(v); }
-    bool start_object(std::size_t n) {
-        value(64);
-        in_array_.push_back(false);
-        return dom_.start_object(n);
-    }
-    bool key(json::string_t& k) { return add(96 + text(k)) && dom_.key(k); }
-    bool end_object() {
-        if (!in_array_.empty()) in_array_.pop_back();
-        return dom_.end_object();
-    }
-    bool start_array(std::size_t n) {
-        value(40);
-        in_array_.push_back(true);
-        return dom_.start_array(n);
-    }
-    bool end_array() {
-        if (!in_array_.empty()) in_array_.pop_back();
-        return dom_.end_array();
-    }
-    template <class Exception>
-    bool parse_error(std::size_t pos, const std::string& token, const Exception& ex) {
-        return dom_.parse_error(pos, token, ex);  // throws ex, as json::parse does
-    }
-
-   private:
-    static uint64_t text(const json::string_t& s) { return s.size() > 15 ? s.size() + 1 : 0; }
-    bool add(uint64_t b) {
-        bytes_ += b;
-        if (bytes_ > cap_) throw TreeOverCap{};
-        return true;
-    }
-    // A value: its own bytes, and a slot of its array (doubled capacity) when it is in one.
-    bool value(uint64_t b) { return add(b + (!in_array_.empty() && in_array_.back() ? 32 : 0)); }
-    nlohmann::detail::json_sax_dom_parser<json> dom_;
-    uint64_t cap_, bytes_ = 0;
-    std::vector<bool> in_array_;  // per open container: an array?
-};
-
 json parse_json(const std::string& text, const std::string& file, uint64_t max_memory) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         throw InputError(SourceLoc{file, 1, 1}, std::string("the file is empty; it should be ") + kWhat);
-    if (max_memory != 0 && text.size() > text_cap(max_memory))
-        over_cap(file, "the trace is " + bytes_text(text.size()) + " of text: with the JSON tree built from it, reading it would pass", max_memory);
+    if (max_memory != 0 && text.size() > report::json_text_cap(max_memory))
+        report::refuse_over_memory_cap(file, "the trace is " + bytes_text(text.size()) + " of text: with the JSON tree built from it, reading it would pass", max_memory, kFewer);
     try {
         if (max_memory == 0) return json::parse(text);
-        json root;
-        CountingTreeBuilder sax(root, max_memory - text.size());
-        json::sax_parse(text, &sax);
-        return root;
-    } catch (const TreeOverCap&) {
-        over_cap(file, "the trace's JSON tree and its " + bytes_text(text.size()) + " of text pass",
-                 max_memory);
+        return report::parse_json_counted(text, max_memory - text.size());
+    } catch (const report::JsonTreeOverCap&) {
+        report::refuse_over_memory_cap(file, "the trace's JSON tree and its " + bytes_text(text.size()) + " of text pass",
+                 max_memory, kFewer);
     } catch (const json::parse_error& e) {
         const size_t off = e.byte > 0 ? e.byte - 1 : 0;
         std::string why = e.what();

@@ -47,9 +47,29 @@ static Time blend(Time a, Time b, double k) {
     return Time::ps_of(std::round(static_cast<double>(hi.ps()) * std::pow(1.0 + std::pow(r, k), 1.0 / k)));
 }
 
-Time pageable_row_time(const HwProfile& p, CopyDir dir, uint32_t rows) {
+Time pageable_row_time(const HwProfile& p, CopyDir dir, uint32_t rows, uint64_t width, uint64_t pitch) {
     if (rows <= 1 || dir == CopyDir::D2D) return Time{};
-    return Time::ps_times((dir == CopyDir::H2D ? p.row_cost_pageable_h2d : p.row_cost_pageable_d2h).ps(), static_cast<int64_t>(rows));
+    const int64_t r = static_cast<int64_t>(rows);
+    if (dir == CopyDir::H2D) return Time::ps_times(p.row_cost_pageable_h2d.ps(), r);
+    Time t = Time::ps_times(p.row_cost_pageable_d2h.ps(), r);
+    // Rows narrower than a cache line, apart in host memory: the host writes part of a line per
+    // row, up to one 128 B pair of lines per row (16 B rows at pitch 32 B: a quarter of it).
+    if (p.row_cost_pageable_d2h_sparse.ps() > 0 && width > 0 && width < 64 && pitch > width) {
+        const uint64_t span = std::min<uint64_t>(pitch, 128);  // ceil(sparse x rows x span / 128)
+        t += Time::ps(static_cast<int64_t>(
+            (static_cast<u128>(p.row_cost_pageable_d2h_sparse.ps()) * static_cast<u128>(rows) * span + 127) / 128));
+    }
+    return t;
+}
+
+static uint64_t row_width(const Op& op, uint32_t rows) { return rows > 1 ? op.bytes / rows : op.bytes; }
+
+Time pageable_unstage_time(const HwProfile& p, const Op& op, uint32_t rows, uint64_t pitch) {
+    const uint64_t chunk = staging_chunk(p, op.bytes);
+    Time t = staging_time(p, op.dir, chunk);
+    const Time r = pageable_row_time(p, op.dir, rows, row_width(op, rows), pitch);
+    if (r.ps() > 0 && op.bytes > 0) t += Time::ps(static_cast<int64_t>(static_cast<u128>(r.ps()) * chunk / op.bytes));
+    return t;
 }
 
 Time copy_duration(const HwProfile& p, const Op& op, uint32_t rows, uint64_t pitch) {
@@ -86,8 +106,11 @@ Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_e
     // chunk waits for the host to drain a buffer, so the rest is paced by the host (and, pitched,
     // by the host's per-row cost of unpacking rows).
     const uint64_t chunk = staging_chunk(p, op.bytes);
-    return max(alone, p.d2h_fixed + transfer_time(chunk, p.d2h_bw) + staging_time(p, op.dir, op.bytes - chunk) +
-                          pageable_row_time(p, op.dir, rows));
+    Time rest = staging_time(p, op.dir, op.bytes - chunk);
+    const Time r = pageable_row_time(p, op.dir, rows, row_width(op, rows), pitch);
+    if (r.ps() > 0 && op.bytes > 0)  // the rows of every chunk but the last (unpacked after the DMA ends)
+        rest += Time::ps(static_cast<int64_t>(static_cast<u128>(r.ps()) * (op.bytes - chunk) / op.bytes));
+    return max(alone, p.d2h_fixed + transfer_time(chunk, p.d2h_bw) + rest);
 }
 
 Time prefetch_time(const HwProfile& p, uint64_t bytes, bool to_device) {

@@ -28,8 +28,17 @@ uint64_t host_pitch(const Site& s, CopyDir dir);
 Time copy_duration(const HwProfile& p, const Op& op, uint32_t rows = 1, uint64_t pitch = 0);
 
 // Host time a pageable pitched copy of `rows` rows spends on them beyond staging its bytes
-// (copy.row_cost.pageable_h2d / pageable_d2h per row); 0 for a linear copy.
-Time pageable_row_time(const HwProfile& p, CopyDir dir, uint32_t rows);
+// (copy.row_cost.pageable_h2d / pageable_d2h per row); 0 for a linear copy. A D2H whose rows of
+// `width` < 64 B lie apart in host memory (`pitch`, its host pitch, > width) costs
+// copy.row_cost.pageable_d2h_sparse x min(pitch, 128 B) / 128 B more per row: the host writes
+// part of a cache line per row (H200, 16 B rows: 7 ns at pitch 16 B, 26 ns at 32 B, 90 ns at 128 B
+// and above).
+Time pageable_row_time(const HwProfile& p, CopyDir dir, uint32_t rows, uint64_t width = 0, uint64_t pitch = 0);
+
+// The share of a pageable D2H's host work that follows its DMA: draining the last chunk from the
+// bounce buffers, and for a pitched copy unpacking that chunk's share of its rows
+// (pageable_row_time, in proportion to the chunk's bytes).
+Time pageable_unstage_time(const HwProfile& p, const Op& op, uint32_t rows = 1, uint64_t pitch = 0);
 
 // Host time to stage `bytes` of a pageable copy through the bounce buffers; an H2D copy whose
 // source is still in the CPU caches (`warm`) stages at host.pageable_h2d_warm_bandwidth.
@@ -39,8 +48,9 @@ Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, bool warm = f
 uint64_t staging_chunk(const HwProfile& p, uint64_t bytes);
 
 // GPU time of a pageable copy's DMA, paced by the host: an H2D trails the staging (done at
-// `staged_end`) by one chunk (of a pitched copy: the chunk's share of its rows); a D2H is drained
-// by the host as it lands (a pitched one row by row: its rows' host time is part of the DMA's).
+// `staged_end`) by one chunk (of a pitched copy: the chunk's share of its rows); a D2H's first
+// chunk lands at the copy's own speed and every later one waits for the host to drain (a pitched
+// one: and unpack the rows of) the chunk before it.
 // `now` is its start.
 Time pageable_dma_time(const HwProfile& p, const Op& op, Time now, Time staged_end, uint32_t rows = 1, uint64_t pitch = 0);
 

@@ -162,6 +162,10 @@ const std::vector<ParamDecl>& param_decls() {
         t("copy.row_cost.pageable_d2h", &P::row_cost_pageable_d2h, false,
           "host time per row of a pageable pitched D2H copy, beyond draining its bytes (the host unpacks the rows)",
           closed(0, 0.1 * kMs), kRowNote),
+        t("copy.row_cost.pageable_d2h_sparse", &P::row_cost_pageable_d2h_sparse, false,
+          "extra host time per row of a pageable pitched D2H copy whose rows, narrower than 64 B, lie apart in host memory, "
+          "in proportion to min(destination pitch, 128 B) / 128 B (the host writes part of a cache line per row)",
+          closed(0, 0.1 * kMs), kRowNote),
         real("copy.row_cost.blend", &P::row_cost_blend,
              "exponent k with which a pitched copy's row-bound time r and bandwidth time b combine: (r^k + b^k)^(1/k) "
              "(a large k: the larger of the two)", closed(1, 1000), "1 adds the two; 1000 is the larger of the two to 0.1%"),

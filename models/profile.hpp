@@ -36,8 +36,11 @@ struct HwProfile {
     uint64_t h2d_bw = 0, d2h_bw = 0, d2d_bw = 0, memset_bw = 0;
     // Pitched copies (cudaMemcpy2DAsync): the DMA moves each row on its own, contiguous or not; R
     // rows take at least the direction's fixed cost + R x the row cost (H2D: + R x h2d_dense x
-    // 128 B / the host pitch), and a pageable one costs the host R x its pageable row cost more.
+    // 128 B / the host pitch), and a pageable one costs the host R x its pageable row cost more
+    // (D2H rows narrower than 64 B that lie apart in host memory: + R x pageable_d2h_sparse x
+    // min(host pitch, 128 B) / 128 B, the host's partial writes of cache lines).
     Time row_cost_h2d, row_cost_h2d_dense, row_cost_d2h, row_cost_d2d, row_cost_pageable_h2d, row_cost_pageable_d2h;
+    Time row_cost_pageable_d2h_sparse;
     // The row-bound time r and the bandwidth time b of a pitched copy combine as (r^k + b^k)^(1/k)
     // (k = this; a large k is the larger of the two).
     double row_cost_blend = 1000;

@@ -251,9 +251,10 @@ std::vector<Time> measured_uninstrumented_runs(const json& j, const std::string&
 
 Timeline read_measured_timeline(const std::string& file, const Program& p) { return read_measured(file, p).timeline; }
 
-Measured read_measured(const std::string& file, const Program& p) {
+Measured read_measured(const std::string& file, const Program& p, uint64_t max_memory) {
     std::string text;
-    json j = read_json_file(file, "a measured timeline: the JSON that hetsim-runner writes, \"schema\": \"hetsim.measured\"", &text);
+    json j = read_json_file(file, "a measured timeline: the JSON that hetsim-runner writes, \"schema\": \"hetsim.measured\"", &text,
+                            max_memory);
     Measured m;
     m.timeline = measured_timeline_from_json(j, p, file, text);
     m.uninstrumented = measured_uninstrumented_runs(j, file, text);

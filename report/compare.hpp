@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frontend/limits.hpp"
 #include "report/analysis.hpp"
 
 namespace hetsim::report {
@@ -42,7 +43,7 @@ struct Measured {
     std::vector<Time> uninstrumented;  // end-to-end times of the uninstrumented runs
 };
 // read_measured_timeline and measured_uninstrumented_runs of one file.
-Measured read_measured(const std::string& file, const Program& p);
+Measured read_measured(const std::string& file, const Program& p, uint64_t max_memory = default_max_memory());
 
 // One op compared: on the GPU phase when both timelines have one, else on the host phase when
 // both have one, else not compared (phase == "none").

@@ -1,5 +1,6 @@
 #include "report/json_input.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -161,12 +162,86 @@ std::pair<size_t, std::string> duplicate_key(const std::string& t) {
     return {std::string::npos, {}};
 }
 
+// The heap bytes of the nlohmann tree as it is built, counted per SAX event (64-bit libstdc++: a
+// value is 16 bytes; an object a 48-byte std::map and a node of about 96 bytes per key; an array
+// a 24-byte std::vector whose slots may be doubled; a string 32 bytes and its text past 15
+// characters). Measured: 7 bytes per text byte for a PyTorch trace, up to 38 for a text of
+// empty objects. A SAX handler that counts and hands every event on to nlohmann's own tree
+// builder (json::parse with a callback would do, but its callback parser scans the parent
+// container at every object's end: quadratic in an array of objects such as traceEvents).
+class CountingTreeBuilder {
+   public:
+    CountingTreeBuilder(json& root, uint64_t cap) : dom_(root, true), cap_(cap) {}
+    uint64_t bytes() const { return bytes_; }
+    bool null() { return value(0) && dom_.null(); }
+    bool boolean(bool v) { return value(0) && dom_.boolean(v); }
+    bool number_integer(json::number_integer_t v) { return value(0) && dom_.number_integer(v); }
+    bool number_unsigned(json::number_unsigned_t v) { return value(0) && dom_.number_unsigned(v); }
+    bool number_float(json::number_float_t v, const json::string_t& t) { return value(0) && dom_.number_float(v, t); }
+    bool string(json::string_t& v) { return value(32 + text(v)) && dom_.string(v); }
+    bool binary(json::binary_t& v) { return value(32 + v.size()) && dom_.binary(v); }
+    bool start_object(std::size_t n) {
+        value(64);
+        in_array_.push_back(false);
+        return dom_.start_object(n);
+    }
+    bool key(json::string_t& k) { return add(96 + text(k)) && dom_.key(k); }
+    bool end_object() {
+        if (!in_array_.empty()) in_array_.pop_back();
+        return dom_.end_object();
+    }
+    bool start_array(std::size_t n) {
+        value(40);
+        in_array_.push_back(true);
+        return dom_.start_array(n);
+    }
+    bool end_array() {
+        if (!in_array_.empty()) in_array_.pop_back();
+        return dom_.end_array();
+    }
+    template <class Exception>
+    bool parse_error(std::size_t pos, const std::string& token, const Exception& ex) {
+        return dom_.parse_error(pos, token, ex);  // throws ex, as json::parse does
+    }
+
+   private:
+    static uint64_t text(const json::string_t& s) { return s.size() > 15 ? s.size() + 1 : 0; }
+    bool add(uint64_t b) {
+        bytes_ += b;
+        if (bytes_ > cap_) throw JsonTreeOverCap{};
+        return true;
+    }
+    // A value: its own bytes, and a slot of its array (doubled capacity) when it is in one.
+    bool value(uint64_t b) { return add(b + (!in_array_.empty() && in_array_.back() ? 32 : 0)); }
+    nlohmann::detail::json_sax_dom_parser<json> dom_;
+    uint64_t cap_, bytes_ = 0;
+    std::vector<bool> in_array_;  // per open container: an array?
+};
+
+
 }  // namespace
 
-json read_json_file(const std::string& path, const std::string& expected, std::string* text_out) {
+uint64_t json_text_cap(uint64_t max_memory) { return max_memory == 0 ? UINT64_MAX : max_memory / 2; }
+
+json parse_json_counted(const std::string& text, uint64_t tree_cap) {
+    json root;
+    CountingTreeBuilder sax(root, tree_cap);
+    json::sax_parse(text, &sax);
+    return root;
+}
+
+void refuse_over_memory_cap(const std::string& file, const std::string& what, uint64_t cap, const std::string& smaller) {
+    throw InputError(SourceLoc{file}, what + " the memory cap of " + bytes_text(cap) + " (--max-memory); " + smaller +
+                                          ", or raise the cap with --max-memory (e.g. "
+                                          "--max-memory 64GiB) if this machine has the memory");
+}
+
+json read_json_file(const std::string& path, const std::string& expected, std::string* text_out, uint64_t max_memory) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InputError(SourceLoc{path}, "is a directory; it should be a file: " + expected);
+    if (const uintmax_t size = fs::file_size(path, ec); !ec && size > json_text_cap(max_memory))
+        refuse_over_memory_cap(path, "the file is " + bytes_text(size) + ": with the JSON tree built from it, reading it would pass", max_memory);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(SourceLoc{path}, std::string("cannot read the file (") + std::strerror(errno) + "); it should be " + expected);
     std::stringstream ss;
@@ -177,7 +252,9 @@ json read_json_file(const std::string& path, const std::string& expected, std::s
     if (first == text.size()) throw InputError(SourceLoc{path, 1, 1}, "the file is empty; it should be " + expected);
     json j;
     try {
-        j = json::parse(text);
+        j = max_memory == 0 ? json::parse(text) : parse_json_counted(text, max_memory - std::min<uint64_t>(max_memory, text.size()));
+    } catch (const JsonTreeOverCap&) {
+        refuse_over_memory_cap(path, "the JSON tree of its " + bytes_text(text.size()) + " of text would pass", max_memory);
     } catch (const json::parse_error& e) {
         // e.byte is 1-based: the byte at which the parser gave up.
         const size_t off = e.byte > 0 ? e.byte - 1 : 0;

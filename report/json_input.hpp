@@ -2,6 +2,7 @@
 // file:line:col. nlohmann::json keeps no source positions, so the position of a value is found
 // again in the text by its path when an error is reported (errors only; no cost otherwise).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "frontend/limits.hpp"
 
 namespace hetsim::report {
 
@@ -16,7 +18,23 @@ namespace hetsim::report {
 // (hetsim-runner -o)"; it ends the messages. Throws InputError for an unreadable file, a
 // directory, an empty file and malformed JSON (at the line and column of the syntax error).
 // `text`, when given, receives the file's contents (for json_loc).
-nlohmann::json read_json_file(const std::string& path, const std::string& expected, std::string* text = nullptr);
+// A file (or its text, with the JSON tree built from it) that would pass `max_memory` (0: no
+// cap) is refused before it is read or while the tree grows: see parse_json_counted.
+nlohmann::json read_json_file(const std::string& path, const std::string& expected, std::string* text = nullptr,
+                              uint64_t max_memory = default_max_memory());
+
+// Reading a JSON file within a memory cap. The text may take at most half of the cap
+// (json_text_cap; UINT64_MAX for no cap); parse_json_counted parses `text` as json::parse does
+// (the same parse_error exceptions) and throws JsonTreeOverCap as soon as the tree's estimated
+// heap bytes pass `tree_cap` (64-bit libstdc++: about 7 bytes per text byte for a PyTorch trace or
+// a measured timeline, up to 38 for a text of empty objects; within 20% of measured peaks).
+struct JsonTreeOverCap {};
+uint64_t json_text_cap(uint64_t max_memory);
+nlohmann::json parse_json_counted(const std::string& text, uint64_t tree_cap);
+// Throws InputError at `file`: "<what> the memory cap of <cap> (--max-memory); <smaller>, or raise
+// the cap ..." where `what` ends with a verb such as "would pass".
+[[noreturn]] void refuse_over_memory_cap(const std::string& file, const std::string& what, uint64_t cap,
+                                         const std::string& smaller = "give a smaller file");
 
 // A path into a JSON document: object keys and array indices.
 using JsonPath = std::vector<std::variant<std::string, size_t>>;

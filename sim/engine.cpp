@@ -362,7 +362,7 @@ private:
         const int32_t self = static_cast<int32_t>(i);
         if (pageable) {  // D2H: blocks until the copy is done and unstaged
             staging_.touch(i);
-            const Time unstage = staging_time(hw_, op.dir, staging_chunk(hw_, op.bytes));
+            const Time unstage = pageable_unstage_time(hw_, op, dma_rows(pg_.site(op), op.bytes), host_pitch(pg_.site(op), op.dir));
             return block_on(t, i, &self, &self + 1, called, unstage + (behind ? hw_.pageable_d2h_wakeup : host_.sync_wakeup()));
         }
         if (op.sync) return block_on(t, i, &self, &self + 1, called, host_.sync_wakeup());

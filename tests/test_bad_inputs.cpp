@@ -294,6 +294,10 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli("sweep '" + file + "' --vary chunks=1...8"),
                              "--vary chunks=1...8: error: '1...8' has more than two dots; a range is START..END, e.g. 1..8");
     }
+    SECTION("--time-limit that is negative or not a time says what it wants") {
+        check_one_line_error(run_cli(run + "--time-limit -1s"), "--time-limit: error: expected a positive time such as 10s, got '-1s'");
+        check_one_line_error(run_cli(run + "--time-limit soon"), "--time-limit: error: expected a positive time such as 10s, got 'soon'");
+    }
     SECTION("--time-limit below a nanosecond is said as given") {
         CliResult r = run_cli(run + "--time-limit 1ps");
         check_one_line_error(r, "hetsim: error: simulated time passed the limit of 1 ps; raise it with --time-limit");

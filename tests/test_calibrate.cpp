@@ -487,6 +487,42 @@ TEST_CASE("calibrate: warm pageable staging speed and the host cache size from h
     CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
 }
 
+TEST_CASE("calibrate: the host cache size from h2d_warm_gap when an input has it") {
+    hetsim::calib::MicrobenchFile f = committed();
+    json& pts = f.doc["benchmarks"]["pageable_sweep"]["points"];
+    json kept = json::array();
+    for (const auto& p : pts)
+        if (p["mode"] != "h2d_warm" && p["mode"] != "h2d_warm_gap") kept.push_back(p);
+    auto add = [&](const char* mode, int mib, double rate) {
+        const double bytes = mib * 1048576.0, us = bytes / rate * 1e6;
+        kept.push_back({{"mode", mode}, {"bytes", int64_t(bytes)}, {"call_us", {us, us, us}}, {"total_us", {us, us, us}},
+                        {"gpu_us", {us, us, us}}});
+    };
+    // Back to back: 20 GB/s up to 32 MiB (h2d_warm alone gives 32 MiB, the test above). After a
+    // pause: 12, 11 and 11.5 GB/s at 4, 16, 24 MiB, 7.5 GB/s at 32 MiB. The committed cold speed is
+    // about 7.4 GB/s: the threshold (12 + 7.4) / 2 = 9.7 GB/s puts the cache at 24 MiB.
+    for (int mib : {1, 2, 4, 8, 16, 32, 64, 128}) add("h2d_warm", mib, mib <= 32 ? 20e9 : 7e9);
+    const std::vector<std::pair<int, double>> gap = {{4, 12e9}, {16, 11e9}, {24, 11.5e9}, {32, 7.5e9}};
+    for (const auto& [mib, rate] : gap) add("h2d_warm_gap", mib, rate);
+    pts = kept;
+    hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "host.pageable_h2d_warm_bandwidth") == Approx(20e9).epsilon(1e-6));  // still h2d_warm's
+    CHECK(value_of(c, "host.staging_cache") == 24.0 * 1048576);
+    CHECK(c.find("host.staging_cache")->source.find("h2d_warm_gap") != std::string::npos);
+    CHECK(c.find("host.staging_cache")->source.find("32 MiB stages at 7.5GB/s") != std::string::npos);
+    // A pause-warm speed that never falls (all four sizes at 11-12 GB/s): no knee there, so the
+    // size comes from h2d_warm (32 MiB), and a check says so.
+    for (auto& p : pts)
+        if (p["mode"] == "h2d_warm_gap" && p["bytes"] == 32 * 1048576) {
+            const double us = 32 * 1048576.0 / 11e9 * 1e6;
+            p["call_us"] = {us, us, us};
+        }
+    c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
+    CHECK(std::any_of(c.checks.begin(), c.checks.end(),
+                      [](const std::string& x) { return x.find("h2d_warm_gap: no size falls below") != std::string::npos; }));
+}
+
 TEST_CASE("calibrate: the pageable D2H wake-up from d2h_busy") {
     hetsim::calib::MicrobenchFile f = committed();
     const hetsim::calib::Calibration c0 = hetsim::calib::calibrate({f});
@@ -578,6 +614,59 @@ TEST_CASE("calibrate: pitched-copy row costs from memcpy2d", "[memcpy2d]") {
         if (!(p["memory"] == "pinned" && p["dir"] == "h2d" && p["width"].get<int>() < 1024)) only_wide.push_back(p);
     f.doc["benchmarks"]["memcpy2d"]["points"] = only_wide;
     CHECK_THROWS_WITH(hetsim::calib::calibrate({f}), Catch::Contains("memcpy2d copy.row_cost.h2d: no row-bound pinned H2D point"));
+}
+
+TEST_CASE("calibrate: sparse pageable D2H rows from memcpy2d and memcpy2d_pitches", "[memcpy2d]") {
+    hetsim::calib::MicrobenchFile f = committed();
+    // Planted: a pageable D2H call of 1 MiB costs 70 us linear plus, per row, 6 ns + 80 ns x
+    // min(host pitch, 128 B) / 128 B for rows narrower than 64 B lying apart (else 6 ns). memcpy2d
+    // holds the linear reference and 4 B / 16 B rows at pitch 2x and 1x (factors 8/128 and
+    // 32/128); memcpy2d_pitches 16 B rows at destination pitches 16-256 B (0, 0.5, 1, 1).
+    const double mib = 1048576.0;
+    auto call_of = [&](int width, int pitch) {
+        const double rows = mib / width, f = width < 64 && pitch > width ? std::min(pitch, 128) / 128.0 : 0.0;
+        return 70.0 + (width == 16384 ? 0 : rows * (6e-3 + 80e-3 * f));
+    };
+    json pts = json::array();
+    auto point = [&](const char* mem, const char* dir, int width, int pitch) {
+        const double rows = mib / width, call = std::string(mem) == "pinned" ? 2.0 : call_of(width, pitch);
+        const double gpu = std::string(mem) == "pinned" ? 25 + rows * 1.3e-3 : call;
+        pts.push_back({{"memory", mem}, {"dir", dir}, {"width", width}, {"height", int64_t(rows)}, {"pitch", pitch}, {"bytes", int64_t(mib)},
+                       {"call_us", {call, call, call}}, {"total_us", {call + 5, call + 5, call + 5}}, {"gpu_us", {gpu, gpu, gpu}}});
+    };
+    for (const char* mem : {"pinned", "pageable"})
+        for (const char* dir : {"h2d", "d2h"}) {
+            point(mem, dir, 16384, 16384);
+            for (int w : {4, 16})
+                for (int pf : {2, 1}) point(mem, dir, w, w * pf);
+        }
+    f.doc["benchmarks"]["memcpy2d"] = {{"points", pts}};
+    // Without memcpy2d_pitches: the 4 B and 16 B points alone fit both terms exactly (a line through
+    // the points' per-row excess, 6 ns at factor 0 and 6 + 80 x f ns at 8/128 and 32/128).
+    hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "copy.row_cost.pageable_d2h") == Approx(6000).margin(3));  // ps
+    CHECK(value_of(c, "copy.row_cost.pageable_d2h_sparse") == Approx(80000).margin(3));
+    CHECK(c.find("copy.row_cost.pageable_d2h_sparse")->source.find("min(host pitch, 128 B)") != std::string::npos);
+    const double h2d_before = value_of(c, "copy.row_cost.pageable_h2d");
+    // memcpy2d_pitches adds 16 B rows at destination pitches 64, 128 and 256 B (planted on the
+    // same rule) and the same fit holds; a pinned or H2D point there is not a D2H sample.
+    json pp = json::array();
+    for (int dp : {16, 64, 128, 256}) {
+        const double call = call_of(16, dp);
+        pp.push_back({{"memory", "pageable"}, {"dir", "d2h"}, {"width", 16}, {"height", 65536}, {"spitch", 256}, {"dpitch", dp},
+                      {"bytes", int64_t(mib)}, {"call_us", {call, call, call}}, {"total_us", {call, call, call}}, {"gpu_us", {call, call, call}}});
+        pp.push_back({{"memory", "pageable"}, {"dir", "h2d"}, {"width", 16}, {"height", 65536}, {"spitch", dp}, {"dpitch", 256},
+                      {"bytes", int64_t(mib)}, {"call_us", {9e3, 9e3, 9e3}}, {"total_us", {9e3, 9e3, 9e3}}, {"gpu_us", {9e3, 9e3, 9e3}}});
+    }
+    f.doc["benchmarks"]["memcpy2d_pitches"] = {{"points", pp}};
+    c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "copy.row_cost.pageable_d2h") == Approx(6000).margin(3));
+    CHECK(value_of(c, "copy.row_cost.pageable_d2h_sparse") == Approx(80000).margin(3));
+    CHECK(value_of(c, "copy.row_cost.pageable_h2d") == h2d_before);  // pitches' H2D points are not used
+    CHECK(c.find("copy.row_cost.pageable_d2h")->samples == 4 + 4);  // 4 memcpy2d + 4 pitches points, one sample each
+    // A destination pitch below the width is refused, naming it.
+    f.doc["benchmarks"]["memcpy2d_pitches"]["points"][0]["dpitch"] = 8;
+    CHECK_THROWS_WITH(hetsim::calib::calibrate({f}), Catch::Contains("is less than the width (16)"));
 }
 
 TEST_CASE("calibrate: host hand-off costs from host_sync") {

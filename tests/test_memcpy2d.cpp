@@ -27,6 +27,7 @@ const std::string kHw = R"(hardware:
   copy.row_cost.d2h: 100ns
   copy.row_cost.pageable_h2d: 0ns
   copy.row_cost.pageable_d2h: 0ns
+  copy.row_cost.pageable_d2h_sparse: 0ns
   copy.row_cost.blend: 1000
 )";
 const std::string kBufs = R"(buffers:
@@ -155,6 +156,16 @@ TEST_CASE("memcpy2d: the cost model", "[models][memcpy2d]") {
     CHECK(pageable_row_time(p, CopyDir::D2H, 1000) == ns(7000));
     CHECK(pageable_row_time(p, CopyDir::D2H, 1) == Time{});
     CHECK(pageable_row_time(p, CopyDir::D2D, 1000) == Time{});
+    // Sparse D2H rows (< 64 B wide, apart on the host): + 40 ns x min(pitch, 128) / 128 a row.
+    // 16 B rows at pitch 48: 40 x 48/128 = 15 ns; at 512: 40 ns; at pitch 16 (packed), 64 B rows,
+    // or H2D: nothing more. 1000 rows at pitch 20: ceil(40000 x 1000 x 20 / 128) ps = 6.25 us.
+    p.row_cost_pageable_d2h_sparse = ns(40);
+    CHECK(pageable_row_time(p, CopyDir::D2H, 1000, 16, 48) == ns(22'000));
+    CHECK(pageable_row_time(p, CopyDir::D2H, 1000, 16, 512) == ns(47'000));
+    CHECK(pageable_row_time(p, CopyDir::D2H, 1000, 16, 16) == ns(7'000));
+    CHECK(pageable_row_time(p, CopyDir::D2H, 1000, 64, 512) == ns(7'000));
+    CHECK(pageable_row_time(p, CopyDir::D2H, 1000, 16, 20) == ns(7'000) + Time::ps(6'250'000));
+    CHECK(pageable_row_time(p, CopyDir::H2D, 1000, 16, 512) == ns(3000));
 }
 
 TEST_CASE("memcpy2d: densely packed H2D rows cost more per row", "[engine][memcpy2d]") {
@@ -232,12 +243,93 @@ TEST_CASE("memcpy2d: a pageable pitched copy costs the host per row", "[engine][
       dpitch: 32B
       stream: s
 )");
-        // The DMA is paced by the host draining: max(rows 4096 x 100 ns = 409.6 us, 65536 B at
-        // 1 GB/s + 4096 x 300 ns = 65.536 + 1228.8 us) = 1294.336 us, [0, 1294.336]; the call
-        // returns one chunk's draining (the whole 65536 B: 65.536 us) after: 1359.872 us.
-        check_gpu(s, "down", Time{}, ns(1'294'336));
-        CHECK(s.op("down").host_end == ns(1'359'872));
+        // The whole copy is one chunk (65536 B < 1 MiB): it lands in an empty bounce buffer at the
+        // copy's own speed, rows 4096 x 100 ns = 409.6 us (> 65.536 us of bandwidth): [0, 409.6];
+        // then the host drains it (65536 B at 1 GB/s: 65.536 us) and unpacks its 4096 rows (x 300
+        // ns = 1228.8 us): the call returns at 409.6 + 65.536 + 1228.8 = 1703.936 us. (H200,
+        // validation 93: the DMA of 8192 16-byte rows lasts 11 us, the call returns 208 us after.)
+        check_gpu(s, "down", Time{}, ns(409'600));
+        CHECK(s.op("down").host_end == ns(1'703'936));
     }
+    SECTION("D2H in several chunks") {
+        hw.replace(hw.find("staging_chunk: 1MiB"), 19, "staging_chunk: 16KiB");
+        const Sim s = run(hw + kBufs + R"(threads:
+  main:
+    - memcpy2d_async: down
+      src: d_img
+      dst: p_img
+      width: 16B
+      height: 4096
+      dpitch: 32B
+      stream: s
+)");
+        // Chunks of 16384 B: the first lands at the copy's speed (16.384 us at 1 GB/s), each later
+        // one after the host drained and unpacked the one before: the other 49152 B at 1 GB/s
+        // (49.152 us) and their 3/4 of the rows' 1228.8 us (921.6 us). DMA: max(409.6 us of rows,
+        // 16.384 + 49.152 + 921.6 = 987.136 us) = [0, 987.136]; the call returns once the last
+        // chunk is drained (16.384 us) and unpacked (307.2 us): 1310.72 us.
+        check_gpu(s, "down", Time{}, ns(987'136));
+        CHECK(s.op("down").host_end == ns(1'310'720));
+    }
+}
+
+TEST_CASE("memcpy2d: pageable D2H rows narrower than 64 B cost more the farther apart they land", "[engine][memcpy2d]") {
+    std::string hw = kHw + R"(  host.pageable_h2d_bandwidth: 1GB/s
+  host.pageable_d2h_bandwidth: 1GB/s
+  host.staging_chunk: 1MiB
+)";
+    hw.replace(hw.find("pageable_d2h_sparse: 0ns"), 24, "pageable_d2h_sparse: 400ns");
+    hw.replace(hw.find("pageable_d2h: 0ns"), 17, "pageable_d2h: 300ns");
+    const Sim s = run(hw + kBufs + R"(threads:
+  main:
+    - memcpy2d_async: quarter
+      src: d_img
+      dst: p_img
+      width: 16B
+      height: 4096
+      dpitch: 32B
+      stream: s
+    - memcpy2d_async: apart
+      src: d_img
+      dst: p_img
+      width: 16B
+      height: 4096
+      dpitch: 256B
+      stream: s
+    - memcpy2d_async: packed
+      src: d_img
+      dst: p_img
+      width: 16B
+      height: 4096
+      stream: s
+    - memcpy2d_async: line
+      src: d_img
+      dst: p_img
+      width: 64B
+      height: 1024
+      dpitch: 256B
+      stream: s
+)");
+    // Each copy is one chunk (<= 65536 B): DMA at the copy's speed, then the host drains 65536 B
+    // (65.536 us; line: 65536 B too) and unpacks the rows; the next copy starts when the call
+    // returns (zero latency).
+    // quarter: 16 B rows 32 B apart: 300 + 400 x 32/128 = 400 ns a row. DMA 4096 x 100 ns = 409.6
+    // us: [0, 409.6]; returns at 409.6 + 65.536 + 4096 x 400 ns (1638.4) = 2113.536 us.
+    check_gpu(s, "quarter", Time{}, ns(409'600));
+    CHECK(s.op("quarter").host_end == ns(2'113'536));
+    // apart: 256 B apart, the factor capped at 128/128: 300 + 400 = 700 ns a row (2867.2 us).
+    // DMA [2113.536, 2523.136]; returns at 2523.136 + 65.536 + 2867.2 = 5455.872 us.
+    check_gpu(s, "apart", ns(2'113'536), ns(2'523'136));
+    CHECK(s.op("apart").host_end == ns(5'455'872));
+    // packed: dpitch = width (contiguous on the host): 300 ns a row (1228.8 us). DMA [5455.872,
+    // 5865.472]; returns at 5865.472 + 65.536 + 1228.8 = 7159.808 us.
+    check_gpu(s, "packed", ns(5'455'872), ns(5'865'472));
+    CHECK(s.op("packed").host_end == ns(7'159'808));
+    // line: 64 B rows write whole cache lines: 300 ns a row whatever the pitch (1024 rows: 307.2
+    // us). DMA 1024 x 100 ns = 102.4 us (> 65.536 us of bandwidth): [7159.808, 7262.208];
+    // returns at 7262.208 + 65.536 + 307.2 = 7634.944 us.
+    check_gpu(s, "line", ns(7'159'808), ns(7'262'208));
+    CHECK(s.op("line").host_end == ns(7'634'944));
 }
 
 TEST_CASE("memcpy2d: the program JSON carries height and pitches", "[program_json][memcpy2d]") {

@@ -505,6 +505,14 @@ const std::vector<Bench>& benches() {
          "the host pitch",
          "1 MiB in 4 and 16 B rows, pinned H2D/D2H with spitch != dpitch; pageable 16 B rows with host pitch 16-256 B",
          bench_memcpy2d_pitches},
+        // bench_v5.cu: small pageable copies from several host threads (validation 64, 76, 107).
+        {"pageable_threads",
+         {},
+         "whether 64 KiB pageable copies issued by several host threads at once are served one at a time (host.pageable_*, "
+         "host.staging_*)",
+         "1, 2, 4, 8 threads, own streams and pageable buffers: iters x [64 KiB pageable H2D, 40 us kernel, 64 KiB pageable "
+         "D2H, sync] and variants without the kernel or one copy; every call stamped on one clock",
+         bench_pageable_threads},
     };
     return v;
 }

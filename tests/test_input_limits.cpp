@@ -1,5 +1,6 @@
-// hetsim import / compare: reading a trace is bounded by the memory cap (--max-memory), checked
-// while the file is read, inflated and parsed, not after (issue 15: "bounded by --max-memory").
+// Reading JSON inputs is bounded by the memory cap (--max-memory), checked while the file is
+// read, inflated and parsed, not after (issue 15: "bounded by --max-memory"): profiler traces
+// (hetsim import, compare), measured timelines (compare) and microbenchmark files (calibrate).
 #include <unistd.h>
 #include <zlib.h>
 
@@ -12,6 +13,7 @@
 #include "cli_util.hpp"
 #include "core/error.hpp"
 #include "import/kineto_trace.hpp"
+#include "report/json_input.hpp"
 
 using namespace hetsim;
 using namespace hetsim::import;
@@ -105,5 +107,29 @@ TEST_CASE("import: a trace that would pass the memory cap is refused while it is
         CHECK(r.exit_code == 2);
         CHECK_THAT(r.err, Contains("error: the gzip file expands to more than 8 MiB of text"));
     }
+    fs::remove_all(dir);
+}
+
+TEST_CASE("measured timelines and microbenchmark files: read within the memory cap", "[limits]") {
+    const fs::path dir = fs::temp_directory_path() / ("hetsim-json-cap-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path big = dir / "measured.json";
+    write_text(big, "{\"schema\": \"hetsim.measured\", \"pad\": \"" + std::string(5 * MiB, 'x') + "\"}");
+    CHECK_THROWS_WITH(report::read_json_file(big.string(), "a measured timeline", nullptr, 8 * MiB),
+                      Contains("measured.json: error: the file is 5 MiB: with the JSON tree built from it, reading it would "
+                               "pass the memory cap of 8 MiB (--max-memory); give a smaller file"));
+    const fs::path objs = dir / "objs.json";
+    write_text(objs, "{\"a\": [" + repeated("{}", 300'000) + "]}");
+    CHECK_THROWS_WITH(report::read_json_file(objs.string(), "a measured timeline", nullptr, 16 * MiB),
+                      Contains("objs.json: error: the JSON tree of its 879 KiB of text would pass the memory cap of 16 MiB"));
+    CHECK(report::read_json_file(objs.string(), "a measured timeline", nullptr, 64 * MiB)["a"].size() == 300'000);
+    // calibrate --max-memory: a committed microbenchmark file (1.6 MB) under a 512 KiB cap.
+    const fs::path out = dir / "never.yaml";
+    hetsim_test::Cli r = hetsim_test::cli("calibrate validation/measurements/h200/2026-12-01d/microbench.json -o '" + out.string() +
+                                          "' --max-memory 512KiB");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains("microbench.json: error: the file is"));
+    CHECK_THAT(r.err, Contains("the memory cap of 512 KiB (--max-memory)"));
+    CHECK(!fs::exists(out));
     fs::remove_all(dir);
 }
