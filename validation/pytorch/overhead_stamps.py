@@ -16,7 +16,7 @@ D2H enqueue, up to the first `cudaEventSynchronize`).
 This is docs/import.md's rule (a fixed cost per boundary) measured directly, per configuration,
 without a replay, for `hetsim import --span-overhead X --call-overhead X`.
 
-    validation/pytorch/overhead_stamps.py validation/measurements/h200/pytorch/2026-12-01f
+    validation/pytorch/overhead_stamps.py validation/measurements/h200/pytorch/START
 """
 import gzip
 import json

@@ -7,7 +7,7 @@ in the main thread) before the blocks and before the trace, the blocks after the
 For runs of the per-process protocol (measure.py) the per-sample cost each process measured at
 its start (`info.sample_cpu_ns_main_process`, cnn_train only) stands in for the probe.
 
-    validation/pytorch/stability.py validation/measurements/h200/pytorch/2026-12-01f [--json F]
+    validation/pytorch/stability.py validation/measurements/h200/pytorch/START [--json F]
 """
 import argparse
 import json
