@@ -43,9 +43,32 @@ for _w in (0, 4):
 PAIRS.append(("eager -> CUDA graph", "mlp_infer_eager", {"cuda_graph": "true"}, "mlp_infer_graph"))
 
 
+ENV = dict(os.environ)
+
+
 def run(cmd):
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=ENV)
     return p.returncode, p.stdout, p.stderr
+
+
+def calibrated_profiles(hetsim, microbench, tmp):
+    """The documented workflow on a user's own machine: `hetsim calibrate` on that machine's
+    microbench.json first. A copy of the shipped profiles with h200.yaml replaced by the
+    profile calibrated from `microbench` alone (base: the shipped h200), for HETSIM_PROFILES."""
+    import shutil
+    pdir = os.path.join(tmp, "profiles")
+    os.makedirs(pdir)
+    src = os.path.join(ROOT, "hw", "profiles")
+    for f in os.listdir(src):
+        if f.endswith(".yaml"):
+            shutil.copy(os.path.join(src, f), pdir)
+    out = os.path.join(pdir, "h200.yaml")
+    rc, _, err = run([hetsim, "calibrate", microbench, "--base", os.path.join(src, "h200.yaml"),
+                      "-o", out + ".new"])
+    if rc != 0:
+        raise SystemExit("error: hetsim calibrate %s failed: %s" % (microbench, err.strip()))
+    os.replace(out + ".new", out)
+    return pdir
 
 
 def main():
@@ -57,14 +80,20 @@ def main():
     ap.add_argument("--replay-only", action="store_true", help="only the replay table (no what-if pairs)")
     ap.add_argument("--import-arg", action="append", default=[],
                     help="an extra argument of `hetsim import` (repeatable), e.g. --import-arg=--span-overhead=0")
+    ap.add_argument("--calibrate", default="", metavar="MICROBENCH.json",
+                    help="replay with the h200 profile calibrated from this microbench.json (the "
+                         "same machine start's: hetsim calibrate FILE --base hw/profiles/h200.yaml) "
+                         "instead of the shipped one")
     a = ap.parse_args()
     run_dir = a.run_dir
+    tmp = tempfile.mkdtemp(prefix="hetsim-accuracy-")
+    if a.calibrate:
+        ENV["HETSIM_PROFILES"] = calibrated_profiles(a.hetsim, a.calibrate, tmp)
     configs = [line.split()[0] for line in open(os.path.join(ROOT, run_dir, "configs.txt")) if line.strip()]
     meta = {}
     for c in configs:
         with open(os.path.join(ROOT, run_dir, c + ".json")) as f:
             meta[c] = json.load(f)
-    tmp = tempfile.mkdtemp(prefix="hetsim-accuracy-")
     yaml = {}
     problems = []
     for c in configs:
@@ -103,13 +132,21 @@ def main():
 
     data = {"run": run_dir, "replay": {}, "whatif": []}
     lines = []
-    lines.append("Run: `%s`; `hetsim import` %s." % (run_dir, " ".join("`%s`" % x for x in a.import_arg) if a.import_arg
-                                                   else "with its defaults"))
+    lines.append("Run: `%s`; `hetsim import` %s; profile: %s." % (
+        run_dir, " ".join("`%s`" % x for x in a.import_arg) if a.import_arg else "with its defaults",
+        "h200 calibrated from `%s`" % a.calibrate if a.calibrate else "the shipped h200"))
     lines.append("")
     lines.append("Replay (the trace of a configuration predicting its own unprofiled step; N = steps of a timed block):")
     lines.append("")
-    lines.append("| configuration | N | measured ms | block spread | blocks' range ms | predicted ms | error | in range |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+    probes = any(meta[c]["unprofiled"].get("host_probe_ns") for c in configs)
+    lines.append("| configuration | N | measured ms | block spread | blocks' range ms | predicted ms | error | in range |"
+                 + (" host probe trace / blocks |" if probes else ""))
+    lines.append("|---|---|---|---|---|---|---|---|" + ("---|" if probes else ""))
+
+    def probe_ratio(c):
+        bp = meta[c]["unprofiled"].get("host_probe_ns")
+        tp = meta[c].get("profiled", {}).get("host_probe_ns")
+        return " %.2f |" % (tp / statistics.median(bp)) if bp and tp else " |"
     replay = []
     in_range = []
     for c in configs:
@@ -129,11 +166,12 @@ def main():
         inside = lo <= p <= hi
         in_range.append(inside)
         lines.append("| %s | %d | %.3f | %.0f%% | %.3f-%.3f | %.3f | %+.1f%% | %s |"
-                     % (c, n, m / 1e6, 100 * spread(c), lo / 1e6, hi / 1e6, p / 1e6, e, "yes" if inside else "no"))
+                     % (c, n, m / 1e6, 100 * spread(c), lo / 1e6, hi / 1e6, p / 1e6, e, "yes" if inside else "no")
+                     + (probe_ratio(c) if probes else ""))
     if replay:
         lines.append("")
         lines.append("Replay |error|: median %.1f%%, max %.1f%% over %d configurations (targets: median 3%%, max 8%%); "
-                     "%d of %d predictions inside the range of their 7 unprofiled blocks (min to max step)."
+                     "%d of %d predictions inside the range of their unprofiled blocks (min to max step)."
                      % (statistics.median(replay), max(replay), len(replay), sum(in_range), len(in_range)))
     lines.append("")
     lines.append("What-if (the trace of `from` with the knob set, predicting `to`'s measured unprofiled step):")

@@ -9,6 +9,12 @@
 # its own time limit (twice its estimate, at least estimate + 30 s, never past the budget).
 # Environment: PYTHON (default python3); DRY_RUN_CPU=1 runs every configuration with
 # --device cpu --quick and skips the CUDA checks (a test of this script without a GPU).
+# PROTOCOL=interleaved (the default; not yet measured on the H200: validation/device_requests/
+# pt3_pytorch_interleaved.md) runs measure_group.py once per group of
+# configurations (the cnn_train what-if pairs in one process, blocks interleaved round robin,
+# threads and CPUs pinned), after host_cpus.py (the host's speed per CPU), and, with budget
+# left, the cnn_train group a second time into OUT's repeat/ (the process-to-process check);
+# PROTOCOL=per-process is the protocol of 2026-12-01a..e (measure.py, one process a config).
 set -u
 t_start=$(date +%s)
 usage() { echo "usage: $0 OUT_DIR [--budget SECONDS]" >&2; exit 2; }
@@ -27,6 +33,8 @@ export PYTHONUNBUFFERED=1
 py="${PYTHON:-python3}"
 here="$(cd "$(dirname "$0")" && pwd)"
 measure="$here/measure.py"
+protocol="${PROTOCOL:-interleaved}"
+case "$protocol" in interleaved|per-process) ;; *) echo "PROTOCOL must be interleaved or per-process, got '$protocol'" >&2; exit 2 ;; esac
 extra=(); check=(--check)
 if [ "${DRY_RUN_CPU:-0}" = 1 ]; then extra=(--device cpu --quick); check=(); fi
 left() { echo $(( budget - ($(date +%s) - t_start) )); }
@@ -75,7 +83,22 @@ if ! timeout -k 5 120 "$py" "$measure" --list ${check[@]+"${check[@]}"} > "$work
   pack
   exit 1
 fi
-mapfile -t configs < "$work/configs.txt"
+if [ "$protocol" = interleaved ]; then
+  {
+    echo "== host: lscpu, CPU speed per CPU (host_cpus.py)"
+    lscpu 2>&1 | head -30
+    timeout -k 5 40 "$py" "$here/host_cpus.py" --out "$work/host_cpus.json" < /dev/null 2>&1
+  } >> "$log" 2>&1
+  tail -4 "$log"
+  measure="$here/measure_group.py"
+  # configs.txt keeps the configuration list (accuracy.py reads it); groups.txt the groups
+  timeout -k 5 60 "$py" "$measure" --list > "$work/groups.txt" 2>> "$log" < /dev/null
+  extra=(); [ "${DRY_RUN_CPU:-0}" = 1 ] && extra=(--device cpu --quick)
+  mapfile -t configs < "$work/groups.txt"
+else
+  mapfile -t configs < "$work/configs.txt"
+fi
+say "== protocol: $protocol"
 total=0
 say "== plan (expected seconds per configuration, in run order)"
 for line in "${configs[@]}"; do
@@ -100,7 +123,11 @@ for line in "${configs[@]}"; do
   [ "$lim" -gt $(( rem - 5 )) ] && lim=$(( rem - 5 ))
   say "== $name (expected ~$est s, limit $lim s, $rem s left)"
   s=$(date +%s%N)
-  timeout -k 5 "$lim" "$py" "$measure" --config "$name" --out "$work" ${extra[@]+"${extra[@]}"} < /dev/null 2>&1 | tee -a "$log"
+  if [ "$protocol" = interleaved ]; then
+    timeout -k 5 "$lim" "$py" "$measure" --group "$name" --out "$work" --time-limit-s "$lim" ${extra[@]+"${extra[@]}"} < /dev/null 2>&1 | tee -a "$log"
+  else
+    timeout -k 5 "$lim" "$py" "$measure" --config "$name" --out "$work" ${extra[@]+"${extra[@]}"} < /dev/null 2>&1 | tee -a "$log"
+  fi
   rc=${PIPESTATUS[0]}
   el=$(( ($(date +%s%N) - s) / 1000000 ))
   if [ "$rc" -eq 0 ]; then
@@ -116,14 +143,32 @@ for line in "${configs[@]}"; do
   pack
 done
 
+if [ "$protocol" = interleaved ]; then
+  set -- ${configs[0]}
+  rem=$(left); est="$2"
+  if [ "$rem" -ge $(( est + 10 )) ]; then
+    lim=$(( rem - 5 ))
+    say "== repeat: $1 again in a new process into repeat/ (expected ~$est s, limit $lim s)"
+    mkdir -p "$work/repeat"
+    timeout -k 5 "$lim" "$py" "$measure" --group "$1" --out "$work/repeat" --time-limit-s "$lim" ${extra[@]+"${extra[@]}"} < /dev/null 2>&1 | tee -a "$log"
+    say "repeat: exit ${PIPESTATUS[0]}"
+    pack
+  else
+    say "== repeat of $1 SKIPPED: only $rem s left"
+  fi
+fi
+
 say "== summary: $done_n measured, $failed failed, $skipped skipped, in $(( $(date +%s) - t_start )) s"
-"$py" - "$work" <<'EOF' 2>&1 | tee -a "$log"
+"$py" - "$work" "$work/repeat" <<'EOF' 2>&1 | tee -a "$log"
 import glob, json, os, sys
 print("%-30s %12s %12s %12s %9s  %s" % ("config", "unprof ms", "window ms", "profiled ms",
                                          "trace KB", "warnings"))
-for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    if p.endswith(".trace.json"):
+for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.json")) +
+                glob.glob(os.path.join(sys.argv[2], "*.json"))):
+    if p.endswith(".trace.json") or os.path.basename(p) == "host_cpus.json":
         continue
+    if os.path.dirname(p) == sys.argv[2]:
+        print("repeat/", end="")
     try:
         r = json.load(open(p))
         u = r.get("unprofiled", {}).get("median_step_ns")

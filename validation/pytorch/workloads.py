@@ -39,6 +39,31 @@ _add("transformer_train", "transformer_train", 20)
 _add("offload_adam", "offload_adam", 22)
 
 
+_now = time.perf_counter_ns
+
+
+class Stamps:
+    """Host time stamps at the phase boundaries of every step (perf_counter_ns, ~0.1 us each):
+    `stamps` holds len(PHASES) + 1 stamps a step, appended by step(); measure_group.py clears it
+    before a block and reads the unprofiled (and, around the trace, the profiled) time of each
+    phase from it. The same code runs in the timed blocks and in the traced steps."""
+    PHASES = ()
+
+    def stamps_reset(self):
+        self.stamps = []
+
+    def phase_times(self):
+        """Per phase: the median over the recorded steps of its duration (ns), and the steps."""
+        k = len(self.PHASES) + 1
+        st = getattr(self, "stamps", [])
+        n = len(st) // k
+        out = {}
+        for i, name in enumerate(self.PHASES):
+            d = sorted(st[j * k + i + 1] - st[j * k + i] for j in range(n))
+            out[name] = d[len(d) // 2] if d else None
+        return out, n
+
+
 def sync(device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -123,8 +148,11 @@ def _count_params(model):
     return int(sum(p.numel() for p in model.parameters()))
 
 
-class CnnTrain:
-    def __init__(self, device, quick, num_workers, pin_memory, step_sync, sample_passes=2):
+class CnnTrain(Stamps):
+    PHASES = ("loader_next", "to_device", "forward_loss", "backward", "optimizer", "sync")
+
+    def __init__(self, device, quick, num_workers, pin_memory, step_sync, sample_passes=2,
+                 worker_init_fn=None):
         self.device = device
         self.batch_size = 16 if quick else 64
         self.image = 32 if quick else 64
@@ -138,6 +166,8 @@ class CnnTrain:
                   num_workers=num_workers, pin_memory=pin_memory and device.type == "cuda")
         if num_workers > 0:
             kw.update(persistent_workers=True, prefetch_factor=2)
+            if worker_init_fn is not None:  # measure_group.py: each worker on its own CPU
+                kw["worker_init_fn"] = worker_init_fn
         self.loader = torch.utils.data.DataLoader(self.dataset, **kw)
         self.model = SmallResNet(widths=(8, 16, 32, 64) if quick else (32, 64, 128, 256))
         self.model.to(device).train()
@@ -161,9 +191,12 @@ class CnnTrain:
         }
 
     def step(self):
+        st = self.stamps.append
+        st(_now())
         if self.it is None:
             self.it = iter(self.loader)
         x, y = next(self.it)
+        st(_now())
         if not self.checked and self.device.type == "cuda":
             # The what-if pairs rest on this: pinned batches when asked for, pageable otherwise.
             if x.is_pinned() != bool(self.pin_memory):
@@ -176,12 +209,17 @@ class CnnTrain:
         else:
             x = x.to(self.device)
             y = y.to(self.device)
+        st(_now())
         self.opt.zero_grad(set_to_none=True)
         loss = F.cross_entropy(self.model(x), y)
+        st(_now())
         loss.backward()
+        st(_now())
         self.opt.step()
+        st(_now())
         if self.step_sync:
             self.last_loss = loss.item()
+        st(_now())
 
     def close(self):
         # Shut the persistent workers down before the interpreter exits.
@@ -196,7 +234,9 @@ class CnnTrain:
 # ----------------------------------------------------------------------------------------------
 # mlp_infer: launch-bound small-batch MLP inference, eager or one CUDA graph replay a step.
 
-class MlpInfer:
+class MlpInfer(Stamps):
+    PHASES = ("input_copy", "forward", "output_copy", "sync")
+
     def __init__(self, device, quick, cuda_graph, batch=4, width=1024, layers=40):
         if quick:
             width, layers = 64, 8
@@ -260,18 +300,24 @@ class MlpInfer:
             self.info["graph_check_max_abs_err"] = err
 
     def step(self):
+        st = self.stamps.append
+        st(_now())
         x = self.inputs[self.k % len(self.inputs)]
         self.k += 1
         with torch.no_grad():
             self.static_in.copy_(x, non_blocking=True)
+            st(_now())
             if self.graph is not None:
                 self.graph.replay()
                 y = self.static_out
             else:
                 y = self.model(self.static_in)
+            st(_now())
             self.out_host.copy_(y, non_blocking=True)
+        st(_now())
         if self.device.type == "cuda":
             torch.cuda.current_stream(self.device).synchronize()
+        st(_now())
 
     def close(self):
         pass
@@ -280,7 +326,9 @@ class MlpInfer:
 # ----------------------------------------------------------------------------------------------
 # transformer_train: GEMM-bound encoder training step, bf16 autocast, AdamW.
 
-class TransformerTrain:
+class TransformerTrain(Stamps):
+    PHASES = ("forward_loss", "backward", "optimizer")
+
     def __init__(self, device, quick, d_model=1024, nhead=16, ff=4096, layers=6, seq=512,
                  batch=8):
         if quick:
@@ -303,14 +351,19 @@ class TransformerTrain:
                                                   + 3 * 4 * batch * seq * seq * d_model * layers)}
 
     def step(self):
+        st = self.stamps.append
+        st(_now())
         self.opt.zero_grad(set_to_none=True)
         with torch.autocast(device_type=self.device.type, dtype=self.amp_dtype):
             h = self.x
             for layer in self.layers:
                 h = layer(h)
             loss = F.mse_loss(h.float(), self.target)
+        st(_now())
         loss.backward()
+        st(_now())
         self.opt.step()
+        st(_now())
 
     def close(self):
         pass
@@ -321,7 +374,9 @@ class TransformerTrain:
 # gradients D2H into pinned buffers (copy stream), Adam on the CPU over fp32 master weights,
 # parameters H2D back (a second copy stream); the next step's forward waits for the uploads.
 
-class OffloadAdam:
+class OffloadAdam(Stamps):
+    PHASES = ("forward_backward", "d2h_enqueue", "adam_h2d")
+
     def __init__(self, device, quick, hidden=2048, layers=8, tokens=1024):
         if quick:
             hidden, layers, tokens = 128, 3, 64
@@ -379,10 +434,13 @@ class OffloadAdam:
             return "single_tensor"
 
     def step(self):
+        st = self.stamps.append
+        st(_now())
         for p in self.model.parameters():
             p.grad = None
         loss = F.mse_loss(self.model(self.x), self.target)
         loss.backward()
+        st(_now())
         order = list(reversed(self.groups))
         if self.cuda:
             self.d2h.wait_stream(torch.cuda.current_stream(self.device))
@@ -392,6 +450,7 @@ class OffloadAdam:
                     gbuf.copy_(p.grad, non_blocking=True)
                 if ev is not None:
                     ev.record(self.d2h)
+        st(_now())
         for triples, opt, ev in order:
             if ev is not None:
                 ev.synchronize()
@@ -401,6 +460,7 @@ class OffloadAdam:
                     p.copy_(master, non_blocking=True)
         if self.cuda:
             torch.cuda.current_stream(self.device).wait_stream(self.h2d)
+        st(_now())
 
     def close(self):
         pass
@@ -417,4 +477,6 @@ def build(config, device, quick=False, **overrides):
     c = CONFIGS[config]
     flags = dict(c["flags"])
     flags.update(overrides)
-    return WORKLOADS[c["workload"]](device, quick, **flags)
+    wl = WORKLOADS[c["workload"]](device, quick, **flags)
+    wl.stamps_reset()
+    return wl
