@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "report/output_file.hpp"
 
 namespace hetsim::cli {
 namespace fs = std::filesystem;
@@ -43,47 +44,6 @@ std::string resolved_name(const std::string& path) {
     fs::path d = fs::canonical(dir_of(path), ec);
     if (ec) return fs::absolute(path).lexically_normal().string();
     return (d / fs::path(path).filename()).string();
-}
-
-// Opens a fresh hidden sibling of `path` (O_EXCL: never an existing file).
-int open_temp(const std::string& path, std::string& tmp) {
-    static unsigned counter = 0;
-    const fs::path dir = dir_of(path);
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        std::string name(1, '.');
-        name.append(fs::path(path).filename().string()).append(".tmp.").append(std::to_string(::getpid()));
-        name.append(1, '.').append(std::to_string(counter++));
-        tmp = (dir / name).string();
-        int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
-        if (fd >= 0 || errno != EEXIST) return fd;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
-// Writes `content` to a new temporary beside `path`; returns 0 and its name, or an errno value.
-int write_temp(const std::string& path, const std::string& content, std::string& tmp) {
-    int fd = open_temp(path, tmp);
-    if (fd < 0) return errno;
-    // Keep an existing file's permission bits.
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) (void)::fchmod(fd, st.st_mode & 07777);
-    const char* data = content.data();
-    size_t left = content.size();
-    int err = 0;
-    while (left > 0 && err == 0) {
-        ssize_t n = ::write(fd, data, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) err = n < 0 ? errno : EIO;
-        else {
-            data += n;
-            left -= static_cast<size_t>(n);
-        }
-    }
-    if (err == 0 && ::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) err = errno;
-    if (::close(fd) != 0 && err == 0) err = errno;
-    if (err != 0) ::unlink(tmp.c_str());
-    return err;
 }
 
 }  // namespace
@@ -174,7 +134,7 @@ void Outputs::commit() {
     for (const Output& o : outputs_) {
         if (!o.has_content || o.path == "-") continue;
         std::string tmp;
-        if (int err = write_temp(o.path, o.content, tmp); err != 0) {
+        if (int err = report::write_temp_beside(o.path, o.content, tmp); err != 0) {
             discard();
             cannot_write(o.path, err);
         }

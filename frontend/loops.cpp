@@ -37,7 +37,7 @@ int64_t Lowerer::repeat_count(const YAML::Node& n) {
                         " is the cap on ops (--max-ops): lower the count, or raise the cap with --max-ops if this is intended");
 }
 
-Lowerer::RepeatHead Lowerer::repeat_head(const YAML::Node& n, int64_t count) {
+std::string Lowerer::loop_var(const YAML::Node& n) {
     std::string var = field(n, "var") ? need_name(field(n, "var"), "loop variable") : "i";
     if (!(std::isalpha(static_cast<unsigned char>(var[0])) || var[0] == '_') ||
         !std::all_of(var.begin(), var.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
@@ -45,6 +45,11 @@ Lowerer::RepeatHead Lowerer::repeat_head(const YAML::Node& n, int64_t count) {
     for (const auto& lv : loop_names_)
         if (lv == var) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
     if (params_.count(var)) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' shadows a param of the same name");
+    return var;
+}
+
+Lowerer::RepeatHead Lowerer::repeat_head(const YAML::Node& n, int64_t count) {
+    std::string var = loop_var(n);
     if (!field(n, "do")) fail_at(n, "repeat needs a 'do' list of ops");
     if (!field(n, "do").IsSequence()) fail_at(field(n, "do"), "repeat's 'do' must be a list of ops, got " + a_node_type(field(n, "do")));
     if (++depth_ > 16) fail_at(n, "repeat blocks nest deeper than 16");

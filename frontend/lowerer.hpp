@@ -303,6 +303,9 @@ private:
         YAML::Node body;
     };
     RepeatHead repeat_head(const YAML::Node& n, int64_t count);
+    // A repeat block's loop variable (its `var`, default i): a plain name, not one of an enclosing
+    // repeat, not a param.
+    std::string loop_var(const YAML::Node& n);
     int64_t repeat_count(const YAML::Node& n);
     template <class Body>
     void run_loop(const YAML::Node& count_node, const std::string& var, int64_t count, bool empty, Body&& body);

@@ -184,6 +184,9 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
                 if (key == "profile") {
                     once(it->first, key);
                     profile = need_name(it->second, "hardware profile");
+                } else if (key == "base") {
+                    fail_at(it->first, "'base' belongs in a profile file; in a scenario's hardware mapping the profile is "
+                                       "'profile', as in hardware: {profile: h200, gpu.hw_queues: 16}");
                 } else if (key == "zero_latency") {
                     once(it->first, key);
                     zero = need_bool(it->second, "zero_latency");

@@ -49,13 +49,7 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
                     continue;
                 }
                 const int64_t count = repeat_count(n);
-                std::string var = field(n, "var") ? need_name(field(n, "var"), "loop variable") : "i";
-                if (!(std::isalpha(static_cast<unsigned char>(var[0])) || var[0] == '_') ||
-                    !std::all_of(var.begin(), var.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
-                    fail_at(field(n, "var"), "loop variable must be a plain name such as i or chunk, got '" + var + "'");
-                for (const auto& lv : loop_names_)
-                    if (lv == var) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
-                if (params_.count(var)) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' shadows a param of the same name");
+                std::string var = loop_var(n);
                 const YAML::Node body = field(n, "do");
                 if (!body) fail_at(n, "repeat needs a 'do' mapping of tasks");
                 if (!body.IsMap() && !body.IsNull())
