@@ -29,13 +29,14 @@ using nlohmann::json;
 namespace {
 
 const char* kData = "validation/measurements/h200/2026-11-30a/microbench.json";
-// The microbenchmark files the shipped h200.yaml is fitted from (six machine starts).
+// The microbenchmark files the shipped h200.yaml is fitted from (7 machine starts).
 const char* const kProfileInputs[] = {"validation/measurements/h200/2026-11-30a/microbench.json",
                                       "validation/measurements/h200/2026-11-30c/microbench.json",
                                       "validation/measurements/h200/2026-11-30d/microbench.json",
                                       "validation/measurements/h200/2026-12-01a/microbench.json",
                                       "validation/measurements/h200/2026-12-01b/microbench.json",
-                                      "validation/measurements/h200/2026-12-01c/microbench.json"};
+                                      "validation/measurements/h200/2026-12-01c/microbench.json",
+                                      "validation/measurements/h200/2026-12-01d/microbench.json"};
 const fs::path kSource = HETSIM_SOURCE_DIR;
 
 hetsim::calib::MicrobenchFile committed() {
