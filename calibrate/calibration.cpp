@@ -1070,23 +1070,30 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
                ll.rms, ll.n);
         // graph.node_gap: from graph_nodes (issue 14) when an input has it: the median gap
         // between one node's last block end and the next node's first block start, over graphs
-        // of 20 and 200 spin kernels of 132-1056 blocks (0.86-0.90 us on the H200, 2026-12-01a).
-        // Without it, from this section's empty-kernel graphs: slope minus kernel.min_duration,
-        // which says 0.45 us on the same machine start, too small for nodes that do work (the
-        // validation graphs 43, 44, 60, 61 were 7-26% short with it).
+        // of 20 and 200 spin kernels of 132-1056 blocks (0.86-0.90 us on the H200, 2026-12-01a),
+        // and over graph_node_grids' chains of 2 us spin kernels of 1-264 blocks where an input
+        // has that section (0.80-0.90 us at every grid, 2026-12-01d: the gap does not follow the
+        // grid). Without graph_nodes, from this section's empty-kernel graphs: slope minus
+        // kernel.min_duration, which says 0.45 us on the same machine start, too small for nodes
+        // that do work (the validation graphs 43, 44, 60, 61 were 7-26% short with it).
         const std::vector<J> gn = pool.maybe("graph_nodes");
         if (!gn.empty()) {
             std::vector<double> gaps;
+            auto graph_mode_gaps = [&](const J& modes) {
+                for (size_t m = 0; m < modes.size(); ++m) {
+                    if (modes.at(m)["mode"].str() != "graph") continue;
+                    J reps = modes.at(m)["reps"];
+                    for (size_t r = 0; r < reps.size(); ++r) append_gaps(reps.at(r), "node_start_ns", "node_end_ns", gaps);
+                }
+            };
             for (const J& bench : gn) {
                 J pts = bench["spin_kernels"]["points"];
-                for (size_t i = 0; i < pts.size(); ++i) {
-                    J modes = pts.at(i)["modes"];
-                    for (size_t m = 0; m < modes.size(); ++m) {
-                        if (modes.at(m)["mode"].str() != "graph") continue;
-                        J reps = modes.at(m)["reps"];
-                        for (size_t r = 0; r < reps.size(); ++r) append_gaps(reps.at(r), "node_start_ns", "node_end_ns", gaps);
-                    }
-                }
+                for (size_t i = 0; i < pts.size(); ++i) graph_mode_gaps(pts.at(i)["modes"]);
+            }
+            const std::vector<J> gg = pool.maybe("graph_node_grids");
+            for (const J& bench : gg) {
+                J pts = bench["points"];
+                for (size_t i = 0; i < pts.size(); ++i) graph_mode_gaps(pts.at(i)["modes"]);
             }
             const double g = pool.guard("graph_nodes graph.node_gap", [&] {
                 if (gaps.empty()) throw fit::FitError("no graph-mode spin-kernel node stamps");
@@ -1094,11 +1101,12 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
             });
             b.time("graph.node_gap", g,
                    "graph_nodes median gap (next node's first block start - this node's last block end) in graphs of 20 and "
-                   "200 spin kernels of 132-1056 x 256 threads",
+                   "200 spin kernels of 132-1056 x 256 threads" +
+                       std::string(gg.empty() ? "" : ", and in graph_node_grids' chains of 2 us spin kernels of 1-264 blocks"),
                    "median", fit::rms_about(gaps, g), gaps.size());
-            // graph.node_gap_small: graphs of one-block (empty) kernels space their nodes by
-            // less (0.68 us per node against 0.86 us + the kernel between spin kernels on every
-            // SM): the slope of their GPU time vs nodes, minus kernel.min_duration.
+            // graph.node_gap_small: graphs of empty one-block kernels space their nodes by less
+            // (0.68 us per node against 0.86 us + the kernel between spin kernels of any grid):
+            // the slope of their GPU time vs nodes, minus kernel.min_duration.
             std::vector<double> en, et;
             for (const J& bench : gn) {
                 J pts = bench["empty"]["points"].nonempty();
@@ -1322,6 +1330,83 @@ void fit_issue14_sections(const Pool& pool, Builder& b) {
                     "host_register_copies bytes / median cudaHostRegister of written mmap pages, first and repeated, " +
                         size_text(big),
                     "median, " + size_text(big), fit::rms_about(t, m), t.size());
+    }
+    // graph.node_gap_ramp: graph_node_work's chains of one-block kernels spinning 0..S ns (and its
+    // chain of empty kernels), behind the same blocker as the empty chain. For each chain, the
+    // gap of the model = its node period (slope of GPU time vs nodes) - its run time
+    // max(spin, kernel.min_duration); as a fraction f of the way from the empty chain's gap
+    // (graph.node_gap_small's recipe) to the gap of the longest spin S: rule 7 says
+    // f = min(1, max(0, spin - kernel.min_duration) / ramp). The ramp is the one (1 ns steps, 0..2S)
+    // that minimises the squared error of f over the chains shorter than S (0 when the two gaps
+    // differ by less than 20 ns: then the ramp changes nothing).
+    if (std::vector<J> gw = pool.maybe("graph_node_work"); !gw.empty()) {
+        const double md = static_cast<double>(b.value_of("kernel.min_duration")) * 1e-6;  // us
+        struct Pt {
+            double spin, gap;  // us
+        };
+        std::vector<Pt> pts;
+        std::vector<double> empty_gap;
+        size_t n_samples = 0;
+        for (const J& bench : gw) {
+            J ps = bench["points"].nonempty();
+            // The empty chain's blocker: chains behind another (longer) one are left out.
+            int64_t blocker = -1;
+            for (size_t i = 0; i < ps.size(); ++i)
+                if (ps.at(i)["kernel"].str() == "empty" && (blocker < 0 || ps.at(i)["blocker_ns"].integer() < blocker))
+                    blocker = ps.at(i)["blocker_ns"].integer();
+            for (size_t i = 0; i < ps.size(); ++i) {
+                J p = ps.at(i);
+                if (p["blocker_ns"].integer() != blocker) continue;
+                const bool empty = p["kernel"].str() == "empty";
+                if (!empty && p["grid"].integer() != 1) continue;
+                std::vector<double> x, y;
+                J sizes = p["sizes"].nonempty();
+                for (size_t k = 0; k < sizes.size(); ++k) {
+                    const double n = static_cast<double>(sizes.at(k)["nodes"].integer());
+                    for (double v : sizes.at(k)["gpu_graph_us"].repetitions()) x.push_back(n), y.push_back(v);
+                }
+                const fit::Line l = pool.guard("graph_node_work graph.node_gap_ramp", [&] { return fit::fit_line(x, y); });
+                n_samples += l.n;
+                const double spin = empty ? 0.0 : static_cast<double>(p["spin_ns"].integer()) * 1e-3;
+                const double gap = l.slope - std::max(spin, md);
+                if (empty) empty_gap.push_back(gap);
+                else pts.push_back({spin, gap});
+            }
+        }
+        double best = 0, best_err = -1, rms = 0, smax = 0;
+        pool.guard("graph_node_work graph.node_gap_ramp", [&] {
+            if (empty_gap.empty()) throw fit::FitError("no chain of empty kernels");
+            for (const Pt& q : pts) smax = std::max(smax, q.spin);
+            double full = 0, nfull = 0;
+            for (const Pt& q : pts)
+                if (q.spin == smax) full += q.gap, ++nfull;
+            const double small = fit::median(empty_gap);
+            if (nfull == 0 || smax <= md) throw fit::FitError("no chain of one-block kernels spinning longer than kernel.min_duration");
+            full /= nfull;
+            if (full - small < 0.02) return best;  // no step between the two gaps: the ramp does not matter (0)
+            std::vector<Pt> f;
+            for (const Pt& q : pts)
+                if (q.spin < smax) f.push_back({q.spin, (q.gap - small) / (full - small)});
+            if (f.empty()) throw fit::FitError("no chain shorter than the longest spin");
+            const int64_t steps = static_cast<int64_t>(std::llround(2 * smax * 1e3));
+            for (int64_t s = 0; s <= steps; ++s) {
+                const double ramp = static_cast<double>(s) * 1e-3;
+                double err = 0;
+                for (const Pt& q : f) {
+                    const double over = std::max(0.0, q.spin - md);
+                    const double model = over <= 0 ? 0.0 : over >= ramp ? 1.0 : over / ramp;
+                    err += (q.gap - model) * (q.gap - model);
+                }
+                if (best_err < 0 || err < best_err - 1e-12) best_err = err, best = ramp;
+            }
+            rms = std::sqrt(best_err / static_cast<double>(f.size())) * (full - small);
+            return best;
+        });
+        b.time("graph.node_gap_ramp", best,
+               "graph_node_work one-block chains spinning 0-" + us_text(smax) + ": the run time beyond kernel.min_duration over "
+               "which the node gap (node period - run time) grows from the empty kernels' to the " + us_text(smax) +
+               " kernels'",
+               "least squares over the ramp (1 ns steps) of the fraction of the way, residual in us of gap", rms, n_samples);
     }
     // graph.relaunch_gap: graph_relaunch's launches of one exec alternately into two streams (each
     // launch waits for the previous launch of the exec): the median gap from a launch's last node

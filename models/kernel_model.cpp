@@ -52,12 +52,14 @@ uint64_t waves(const HwProfile& p, const KernelShape& shape) {
     return wave ? std::max<uint64_t>(1, (shape.grid + wave - 1) / wave) : 1;
 }
 
-Time graph_node_gap(const HwProfile& p, const Op& from, const KernelShape& shape) {
-    if (from.kind != OpKind::Kernel || p.sm_count <= 1) return p.graph_node_gap;
-    // Blocks are placed breadth-first: a kernel of g blocks occupies min(g, sm.count) SMs.
-    const int64_t used = static_cast<int64_t>(std::min<uint64_t>(std::max<uint32_t>(shape.grid, 1), p.sm_count));
-    const int64_t full = p.graph_node_gap.ps(), small = p.graph_node_gap_small.ps(), sms = static_cast<int64_t>(p.sm_count);
-    return Time::ps(small + (full - small) * (used - 1) / (sms - 1));
+Time graph_node_gap(const HwProfile& p, const Op& from, Time ran) {
+    if (from.kind != OpKind::Kernel) return p.graph_node_gap;
+    const int64_t over = ran.ps() - p.kernel_min_duration.ps(), ramp = p.graph_node_gap_ramp.ps();
+    if (over <= 0) return p.graph_node_gap_small;
+    if (over >= ramp) return p.graph_node_gap;
+    const int64_t full = p.graph_node_gap.ps(), small = p.graph_node_gap_small.ps();
+    // Gaps and the ramp are at most 10 ms (1e10 ps): the product is taken in 128 bits.
+    return Time::ps(small + static_cast<int64_t>(static_cast<i128>(full - small) * over / ramp));
 }
 
 }  // namespace hetsim

@@ -24,9 +24,10 @@ KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops);
 // SMs at once), at least 1; one wave takes its duration over this.
 uint64_t waves(const HwProfile& p, const KernelShape& shape);
 
-// Gap between graph node `from` and a node that waits for it (rule 7): graph.node_gap after a
-// kernel node whose blocks occupy every SM (and after copy, memset and callback nodes),
-// graph.node_gap_small after a one-block kernel node, linear in the SMs occupied in between.
-Time graph_node_gap(const HwProfile& p, const Op& from, const KernelShape& shape);
+// Gap between graph node `from`, which ran for `ran`, and a node that waits for it (rule 7):
+// after a kernel node, graph.node_gap_small if it ran kernel.min_duration (an empty kernel),
+// growing linearly to graph.node_gap over the next graph.node_gap_ramp of run time, whatever its
+// grid; after copy, memset and callback nodes, graph.node_gap.
+Time graph_node_gap(const HwProfile& p, const Op& from, Time ran);
 
 }  // namespace hetsim

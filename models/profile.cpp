@@ -230,11 +230,13 @@ const std::vector<ParamDecl>& param_decls() {
         t("graph.launch_cost", &P::graph_launch_cost, true, "host time of cudaGraphLaunch"),
         t("graph.launch_per_node", &P::graph_launch_per_node, true, "host time of cudaGraphLaunch per node"),
         t("graph.node_gap", &P::graph_node_gap, true,
-          "gap between dependent nodes of a graph, after a kernel node whose blocks occupy every SM (and after a copy, memset "
-          "or callback node)"),
+          "gap between dependent nodes of a graph, after a kernel node that runs at least kernel.min_duration + "
+          "graph.node_gap_ramp (and after a copy, memset or callback node)"),
         t("graph.node_gap_small", &P::graph_node_gap_small, true,
-          "gap between dependent nodes of a graph after a one-block kernel node; linear in the SMs occupied up to "
-          "graph.node_gap"),
+          "gap between dependent nodes of a graph after an empty kernel node (one that runs kernel.min_duration)"),
+        t("graph.node_gap_ramp", &P::graph_node_gap_ramp, false,
+          "run time of a kernel node beyond kernel.min_duration over which the gap after it grows linearly from "
+          "graph.node_gap_small to graph.node_gap"),
         t("graph.copy_node_extra", &P::graph_copy_node_extra, true, "extra GPU time of a copy node in a graph"),
         t("graph.relaunch_gap", &P::graph_relaunch_gap, true,
           "previous launch of a graph done -> a launch of it queued meanwhile (another stream) starts its first node"),

@@ -50,7 +50,11 @@ public:
                 return;
             }
         }
-        tail(s, CauseKind::StreamOrder, dep);
+        // A graph launched again right behind its previous launch in the same stream: the stream
+        // order is CUDA's one-launch-at-a-time order, and the first node follows the previous
+        // launch's last nodes by graph.relaunch_gap (rule 7; graph_relaunch: 2.34 us in one stream
+        // as across streams), not by the gap between two nodes.
+        tail(s, relaunch_in_stream(op) ? CauseKind::GraphExec : CauseKind::StreamOrder, dep);
         if (legacy_sync_) {
             const StreamKind sk = pg_.streams[s].kind;
             if (sk == StreamKind::Legacy) {
@@ -107,6 +111,14 @@ public:
     int32_t event_last(int32_t e) const { return event_last_[e]; }
 
 private:
+    // Launch op `op` of a graph whose previous launch is in the same stream and ends it: the
+    // stream's last op is one of that launch's nodes (they follow the launch op in the program).
+    bool relaunch_in_stream(const Op& op) const {
+        if (op.kind != OpKind::GraphLaunch || graph_last_[op.graph] < 0) return false;
+        const int32_t prev = graph_last_[op.graph], last = stream_last_[op.stream];
+        return pg_.ops[static_cast<uint32_t>(prev)].stream == op.stream && last > prev &&
+               last <= prev + static_cast<int32_t>(pg_.graphs[op.graph].nodes.size());
+    }
     template <class Dep>
     void tail(int32_t s, CauseKind kind, Dep&& dep) const {
         dep(stream_last_[s], kind);

@@ -507,13 +507,19 @@ private:
         if (t.kind == OpKind::HostFunc) return hw_.host_func_latency;  // the stream reaches the callback
         if (pg_.ops[from].kind == OpKind::HostFunc && kind == CauseKind::StreamOrder) return hw_.host_func_gap;
         if (t.graph_node && pg_.ops[from].graph_node && kind == CauseKind::StreamOrder)
-            return graph_node_gap(hw_, pg_.ops[from], pg_.site(pg_.ops[from]).shape);
+            return graph_node_gap(hw_, pg_.ops[from], tl_.ops[from].gpu_end - tl_.ops[from].gpu_start);
         // Markers (event record, stream wait) take no gap on the way in; the op after a marker
         // pays the gap of the dependency that released the marker (an event: the event gap).
         if (Program::is_marker(pg_.ops[to].kind)) return Time{};
         if (Program::is_marker(pg_.ops[from].kind)) {
             kind = tl_.ops[from].gpu_cause.kind;
-            if (kind == CauseKind::GraphExec) return hw_.graph_relaunch_gap;  // a launch held by the previous one
+            if (kind == CauseKind::GraphExec) {  // a launch held by the previous one
+                // rules.graphs off: behind it in the same stream, a stream launch's gap.
+                const int32_t held_by = tl_.ops[from].gpu_cause.op;
+                if (!hw_.rules.graphs && held_by >= 0 && pg_.ops[static_cast<uint32_t>(held_by)].stream == pg_.ops[from].stream)
+                    return hw_.stream_gap;
+                return hw_.graph_relaunch_gap;
+            }
             if (kind != CauseKind::StreamOrder && kind != CauseKind::Event && kind != CauseKind::Legacy &&
                 kind != CauseKind::After)
                 return Time{};

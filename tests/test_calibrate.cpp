@@ -29,13 +29,14 @@ using nlohmann::json;
 namespace {
 
 const char* kData = "validation/measurements/h200/2026-11-30a/microbench.json";
-// The microbenchmark files the shipped h200.yaml is fitted from (six machine starts).
+// The microbenchmark files the shipped h200.yaml is fitted from (7 machine starts).
 const char* const kProfileInputs[] = {"validation/measurements/h200/2026-11-30a/microbench.json",
                                       "validation/measurements/h200/2026-11-30c/microbench.json",
                                       "validation/measurements/h200/2026-11-30d/microbench.json",
                                       "validation/measurements/h200/2026-12-01a/microbench.json",
                                       "validation/measurements/h200/2026-12-01b/microbench.json",
-                                      "validation/measurements/h200/2026-12-01c/microbench.json"};
+                                      "validation/measurements/h200/2026-12-01c/microbench.json",
+                                      "validation/measurements/h200/2026-12-01d/microbench.json"};
 const fs::path kSource = HETSIM_SOURCE_DIR;
 
 hetsim::calib::MicrobenchFile committed() {
@@ -709,4 +710,64 @@ TEST_CASE("calibrate: the two graph node gaps from graph_nodes") {
     CHECK(value_of(c, "graph.node_gap") == Approx(0.9e6));  // ps: 3000 - 2100 ns
     CHECK(value_of(c, "graph.node_gap_small") == Approx(0.68e6 - value_of(c, "kernel.min_duration")).margin(1));
     CHECK(c.find("graph.node_gap_small")->source.rfind("fit: graph_nodes slope", 0) == 0);
+}
+
+TEST_CASE("calibrate: graph.node_gap pools graph_node_grids; graph.node_gap_ramp from graph_node_work") {
+    hetsim::calib::MicrobenchFile f = committed();
+    const double md = value_of(hetsim::calib::calibrate({f}), "kernel.min_duration") * 1e-6;  // us
+    // graph_nodes: one run of 5 spin-kernel nodes, gaps of 0.9 us (4 samples).
+    json st = json::array(), en = json::array();
+    for (int k = 0; k < 5; ++k) st.push_back(int64_t(k) * 3000), en.push_back(int64_t(k) * 3000 + 2100);
+    json empty = json::array();
+    for (int n : {10, 100, 1000}) empty.push_back({{"nodes", n}, {"gpu_graph_us", {3 + 0.68 * n}}});
+    f.doc["benchmarks"]["graph_nodes"] = {
+        {"empty", {{"points", empty}}},
+        {"spin_kernels", {{"points", {{{"modes", {{{"mode", "graph"}, {"reps", {{{"node_start_ns", st}, {"node_end_ns", en}}}}}}}}}}}}};
+    // graph_node_grids: two grids, graph mode 3 + 3 gaps of 0.8 us, stream mode gaps of 2 us
+    // (left out): the pooled median of 4 x 0.9 and 6 x 0.8 is 0.8 us.
+    json gs = json::array(), ge = json::array(), ss = json::array(), se = json::array();
+    for (int k = 0; k < 4; ++k) {
+        gs.push_back(int64_t(k) * 2800), ge.push_back(int64_t(k) * 2800 + 2000);
+        ss.push_back(int64_t(k) * 4000), se.push_back(int64_t(k) * 4000 + 2000);
+    }
+    json grid_pts = json::array();
+    for (int g : {1, 132})
+        grid_pts.push_back({{"chain", "grid_" + std::to_string(g)},
+                            {"modes", {{{"mode", "graph"}, {"reps", {{{"node_start_ns", gs}, {"node_end_ns", ge}}}}},
+                                       {{"mode", "stream"}, {"reps", {{{"node_start_ns", ss}, {"node_end_ns", se}}}}}}}});
+    f.doc["benchmarks"]["graph_node_grids"] = {{"points", grid_pts}};
+    // graph_node_work, made by rule 7 with an empty-kernel gap of 0.6 us, a full gap of 0.9 us
+    // and a ramp of 1 us: a one-block chain spinning s us has the node period
+    // max(s, md) + 0.6 + 0.3 x min(1, max(0, s - md) / 1); GPU time 5 us + nodes x period.
+    // Chains on every SM and chains behind the longer (20 ms) blocker are left out: their
+    // periods here would pull the ramp elsewhere.
+    auto chain = [&](const char* kernel, int grid, int64_t spin_ns, int64_t blocker, double period) {
+        json sizes = json::array();
+        for (int n : {20, 200}) sizes.push_back({{"nodes", n}, {"gpu_graph_us", {5 + n * period, 5 + n * period}}});
+        return json{{"kernel", kernel}, {"grid", grid}, {"spin_ns", spin_ns}, {"blocker_ns", blocker}, {"sizes", sizes}};
+    };
+    json work = json::array();
+    work.push_back(chain("empty", 1, 0, 1000000, md + 0.6));
+    work.push_back(chain("empty", 1, 0, 20000000, 0.2));
+    for (int64_t s : {0, 250, 500, 1000, 2000}) {
+        const double su = static_cast<double>(s) * 1e-3;
+        work.push_back(chain("spin_stamp", 1, s, 1000000, std::max(su, md) + 0.6 + 0.3 * std::min(1.0, std::max(0.0, su - md) / 1.0)));
+        work.push_back(chain("spin_stamp", 132, s, 1000000, su + 5));
+    }
+    work.push_back(chain("spin_stamp", 1, 250, 20000000, 9));
+    f.doc["benchmarks"]["graph_node_work"] = {{"points", work}};
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "graph.node_gap") == Approx(0.8e6));  // ps
+    CHECK(c.find("graph.node_gap")->source.find("graph_node_grids") != std::string::npos);
+    CHECK(value_of(c, "graph.node_gap_ramp") == Approx(1e6).margin(1e3));  // 1 us, to the 1 ns step
+    CHECK(c.find("graph.node_gap_ramp")->source.rfind("fit: graph_node_work", 0) == 0);
+    // The same chains with one gap for every run time: nothing to fit, the ramp is 0.
+    for (auto& p : f.doc["benchmarks"]["graph_node_work"]["points"]) {
+        const double s = p["spin_ns"].get<double>() * 1e-3;
+        for (auto& z : p["sizes"]) {
+            const int n = z["nodes"].get<int>();
+            z["gpu_graph_us"] = {5 + n * (std::max(s, md) + 0.6), 5 + n * (std::max(s, md) + 0.6)};
+        }
+    }
+    CHECK(value_of(hetsim::calib::calibrate({f}), "graph.node_gap_ramp") == 0);
 }

@@ -593,23 +593,27 @@ TEST_CASE("rule 7: a graph costs one instantiation and one cheap launch; nodes f
     check_end(s, us(53));
 }
 
-TEST_CASE("rule 7: the gap after a kernel node grows with the SMs its blocks occupy", "[engine][rules]") {
-    // 5 SMs; graph.node_gap_small 0.2 us after a one-block node, graph.node_gap 1 us after a node
-    // on every SM: after a node on k SMs, 0.2 + 0.8 x (k - 1) / 4 us.
-    std::string hw = kGraphHw + "  sm.count: 5\n";
+TEST_CASE("rule 7: the gap after a kernel node grows with its run time, whatever its grid", "[engine][rules]") {
+    // graph.node_gap_small 0.2 us after an empty kernel node (one that runs kernel.min_duration,
+    // here 1 us), graph.node_gap 1 us after one that runs 1 + 4 us or more (graph.node_gap_ramp
+    // 4 us), linear in between: after a node that ran r us, 0.2 + 0.8 x (r - 1) / 4 us.
+    std::string hw = kGraphHw + "  sm.count: 5\n  kernel.min_duration: 1us\n  graph.node_gap_ramp: 4us\n";
     hw.replace(hw.find("graph.node_gap_small: 1us"), 25, "graph.node_gap_small: 0.2us");
     Sim s = run_with(hw, R"(streams: [s]
 graphs:
   g:
     - kernel: a
+      duration: 0.5us
+      grid: 5
+    - kernel: b
+      duration: 2us
+      grid: 1
+    - kernel: c
+      duration: 3us
+      grid: 5
+    - kernel: e
       duration: 10us
       grid: 1
-    - kernel: b
-      duration: 10us
-      grid: 3
-    - kernel: c
-      duration: 10us
-      grid: 8
     - memset_async: m
       bytes: 1MB
     - kernel: d
@@ -621,18 +625,20 @@ threads:
     - graph_launch: g
       stream: s
 )");
-    // Instantiate 5 nodes x 3 us: 0-15; launch 2 + 5 x 1 us: 15-22; the graph starts at 22 +
-    // launch latency 4 = 26. a (1 block, one wave: 256-thread blocks, 8 per SM) 26-36; b after
-    // a + 0.2: 36.2-46.2; c after b (3 SMs) + 0.2 + 0.8 x 2/4 = 0.6: 46.8-56.8; m after c (8
-    // blocks on all 5 SMs) + 1: 1 MB at 1 TB/s + 2 us as a node, 57.8-60.8; d after the memset
-    // node + graph.node_gap 1: 61.8-71.8.
-    check_host(s, "graph_launch:g", us(15), us(22));
-    check_gpu(s, "a", us(26), us(36));
-    check_gpu(s, "b", ns(36'200), ns(46'200));
-    check_gpu(s, "c", ns(46'800), ns(56'800));
-    check_gpu(s, "m", ns(57'800), ns(60'800));
-    check_gpu(s, "d", ns(61'800), ns(71'800));
-    check_end(s, ns(71'800));
+    // Instantiate 6 nodes x 3 us: 0-18; launch 2 + 6 x 1 us: 18-26; the graph starts at 26 +
+    // launch latency 4 = 30. a (0.5 us, floored to kernel.min_duration 1 us, on all 5 SMs) 30-31; b after a
+    // + 0.2 (an empty kernel, whatever its grid): 31.2-33.2; c after b (ran 2 us: 0.2 + 0.8 x 1/4
+    // = 0.4, on 1 SM): 33.6-36.6; e after c (ran 3 us on every SM: 0.2 + 0.8 x 2/4 = 0.6):
+    // 37.2-47.2; m after e (ran 10 us >= 1 + 4, on 1 SM: the full 1): 1 MB at 1 TB/s + 2 us as a
+    // node, 48.2-51.2; d after the memset node + graph.node_gap 1: 52.2-62.2.
+    check_host(s, "graph_launch:g", us(18), us(26));
+    check_gpu(s, "a", us(30), us(31));
+    check_gpu(s, "b", ns(31'200), ns(33'200));
+    check_gpu(s, "c", ns(33'600), ns(36'600));
+    check_gpu(s, "e", ns(37'200), ns(47'200));
+    check_gpu(s, "m", ns(48'200), ns(51'200));
+    check_gpu(s, "d", ns(52'200), ns(62'200));
+    check_end(s, ns(62'200));
     // rules.graphs off: both gaps are gpu.stream_gap (5 us).
     Sim off = run_with(hw + "  rules.graphs: off\n", R"(streams: [s]
 graphs:
@@ -666,7 +672,7 @@ TEST_CASE("rule 7: graphs off cost what stream launches of the nodes cost", "[en
 }
 
 TEST_CASE("rule 7: each launch repeats the nodes with the launch's loop indices", "[engine][rules]") {
-    Sim s = run_with(kGraphHw, R"(streams: [s]
+    Sim s = run_with(kGraphHw + "  graph.relaunch_gap: 3us\n", R"(streams: [s]
 graphs:
   g:
     - repeat: 2
@@ -683,11 +689,36 @@ threads:
           stream: s
 )");
     // Instantiate 0-6; launch 0: 6-10, nodes from 14: layer[0][0] 14-24, layer[1][0] 25-35.
-    // Launch 1: 10-14; its first node follows layer[1][0] across launches: + stream gap 5.
+    // Launch 1: 10-14; its first node follows layer[1][0], the previous launch of the same graph
+    // in the same stream, by graph.relaunch_gap 3 (not the stream gap 5 nor the node gap 1):
+    // 38-48, layer[1][1] 49-59.
     check_gpu(s, "layer[0][0]", us(14), us(24));
     check_gpu(s, "layer[1][0]", us(25), us(35));
-    check_gpu(s, "layer[0][1]", us(40), us(50));
-    check_gpu(s, "layer[1][1]", us(51), us(61));
+    check_gpu(s, "layer[0][1]", us(38), us(48));
+    check_gpu(s, "layer[1][1]", us(49), us(59));
+    // rules.graphs off: the nodes are stream launches, the stream gap 5 between every two of
+    // them, across launches too. Instantiation is free; launch 0 costs 2 nodes x launch cost 1:
+    // 0-2, nodes from 2 + 4: layer[0][0] 6-16, layer[1][0] 21-31; launch 1 2-4, its first node
+    // after layer[1][0] + 5: 36-46, layer[1][1] 51-61.
+    Sim off = run_with(kGraphHw + "  graph.relaunch_gap: 3us\n  rules.graphs: off\n", R"(streams: [s]
+graphs:
+  g:
+    - repeat: 2
+      var: j
+      do:
+        - kernel: layer
+          duration: 10us
+threads:
+  main:
+    - graph_instantiate: g
+    - repeat: 2
+      do:
+        - graph_launch: g
+          stream: s
+)");
+    check_gpu(off, "layer[1][0]", us(21), us(31));
+    check_gpu(off, "layer[0][1]", us(36), us(46));
+    check_gpu(off, "layer[1][1]", us(51), us(61));
 }
 
 TEST_CASE("rule 7: a graph launched again from another stream waits for its previous launch", "[engine][rules]") {

@@ -233,6 +233,8 @@ void bench_graph_node_grids(Ctx&, json&);
 void bench_memcpy2d_pitches(Ctx&, json&);
 // bench_v5.cu: small pageable copies from several host threads at once.
 void bench_pageable_threads(Ctx&, json&);
+// bench_graph_node_work.cu: graph node spacing against the kernel's run time, stores and blocker (graph.node_gap*).
+void bench_graph_node_work(Ctx&, json&);
 
 // Size lists.
 std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi

@@ -513,6 +513,14 @@ const std::vector<Bench>& benches() {
          "1, 2, 4, 8 threads, own streams and pageable buffers: iters x [64 KiB pageable H2D, 40 us kernel, 64 KiB pageable "
          "D2H, sync] and variants without the kernel or one copy; every call stamped on one clock",
          bench_pageable_threads},
+        // bench_graph_node_work.cu: what the 0.68 us per empty node against 0.86 us between spin kernels depends on.
+        {"graph_node_work",
+         {"graph.node_gap", "graph.node_gap_small", "graph.node_gap_ramp"},
+         "",
+         "chains of 20 and 200 graph kernel nodes: empty kernels, spin-stamp kernels of 1 block (1 or 256 threads) and of "
+         "every SM spinning 0-2000 ns, with and without stamp stores, behind a 1 ms (some also a 20 ms) blocker; GPU time "
+         "per node and per-node first block start / last block end",
+         bench_graph_node_work},
     };
     return v;
 }
