@@ -277,7 +277,7 @@ void no_brackets(const Lowerer& l, const YAML::Node& key, const std::string& nam
 
 void Lowerer::parse_buffers(const YAML::Node& n) {
     if (!n.IsMap()) fail_at(n, "'buffers' must map buffer names to {kind, size}");
-    uint64_t managed_total = 0, device_total = 0;
+    uint64_t managed_total = 0, device_total = 0, host_total = 0;
     for (auto it = n.begin(); it != n.end(); ++it) {
         std::string name = need_name(it->first, "buffer name");
         no_brackets(*this, it->first, name, "buffer");
@@ -317,6 +317,17 @@ void Lowerer::parse_buffers(const YAML::Node& n) {
             if (device_total > sc_.profile.device_memory)
                 fail_at(b["size"], "device buffers total " + format_bytes(device_total) + ", more than the device's " +
                                        format_bytes(sc_.profile.device_memory) + " (device.memory); shrink them to fit");
+        }
+        if (mk == MemKind::Pinned || mk == MemKind::Pageable) {
+            // No profile knows the host's memory, but no host process can address more than
+            // 128 TiB (x86-64 and AArch64 user space with 48-bit virtual addresses).
+            constexpr uint64_t kHostAddressable = uint64_t{128} << 40;
+            uint64_t bytes = 0;
+            if (__builtin_mul_overflow(size, uint64_t{count}, &bytes) || __builtin_add_overflow(host_total, bytes, &host_total))
+                host_total = UINT64_MAX;
+            if (host_total > kHostAddressable)
+                fail_at(b["size"], "host (pinned and pageable) buffers total " + format_bytes(host_total) +
+                                       ", more than the 128 TiB a host process can address; shrink them to fit");
         }
         if (mk == MemKind::Managed) {
             uint64_t bytes = 0;
