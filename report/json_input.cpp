@@ -172,7 +172,6 @@ std::pair<size_t, std::string> duplicate_key(const std::string& t) {
 class CountingTreeBuilder {
    public:
     CountingTreeBuilder(json& root, uint64_t cap) : dom_(root, true), cap_(cap) {}
-    uint64_t bytes() const { return bytes_; }
     bool null() { return value(0) && dom_.null(); }
     bool boolean(bool v) { return value(0) && dom_.boolean(v); }
     bool number_integer(json::number_integer_t v) { return value(0) && dom_.number_integer(v); }
@@ -217,7 +216,6 @@ class CountingTreeBuilder {
     uint64_t cap_, bytes_ = 0;
     std::vector<bool> in_array_;  // per open container: an array?
 };
-
 
 }  // namespace
 
