@@ -497,7 +497,14 @@ std::string Lowerer::substitute_at(const SourceLoc& at, const std::string& text)
         std::string name = text.substr(p + 2, e - p - 2);
         if (name.empty()) throw InputError(at, "empty '${}' in '" + text + "'; write ${name} with the name of a param");
         auto it = params_.find(name);
-        if (it == params_.end()) throw InputError(at, undefined_param(name));
+        if (it == params_.end()) {
+            // '${n * 2}': a shell or template habit. ${...} holds one name; expressions are
+            // written bare ('n * 2', 'size / chunks'), where the value's own unit applies.
+            if (name.find_first_of("+*/%()<>=!") != std::string::npos)
+                throw InputError(at, "'${" + name + "}' is not a param name: ${...} holds one name; write an "
+                                     "expression without it, as in 'duration: n * 3us' or 'bytes: size / chunks'");
+            throw InputError(at, undefined_param(name));
+        }
         out += param_text(at, name, it->second);
         i = e + 1;
     }
