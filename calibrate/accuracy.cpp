@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "core/error.hpp"
 #include "calibrate/calibration.hpp"
 #include "models/profile.hpp"
+#include "report/json_input.hpp"
 #include "report/output_file.hpp"
 
 namespace hetsim::calib {
@@ -81,23 +83,35 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
     for (const auto& d : dirs) {
         fs::path m = fs::path(d) / "measured";
         if (!fs::is_directory(m)) throw InputError({d}, "no measured/ folder of runner results here");
-        std::vector<fs::path> files;
-        for (const auto& e : fs::directory_iterator(m))
-            if (e.path().extension() == ".json") files.push_back(e.path());
-        std::sort(files.begin(), files.end());
-        for (const auto& f : files) {
-            std::ifstream in(f);
-            nlohmann::json j;
-            try {
-                j = nlohmann::json::parse(in);
-            } catch (const std::exception& e) {
-                throw InputError({f.string()}, std::string("not JSON: ") + e.what());
-            }
+        // Scenario name -> its file: NAME.json as the runner writes it, or NAME.json.gz as it is
+        // committed; both for one scenario would count its runs twice.
+        std::map<std::string, fs::path> files;
+        for (const auto& e : fs::directory_iterator(m)) {
+            const std::string file = e.path().filename().string();
+            std::string name;
+            for (const char* ext : {".json", ".json.gz"})
+                if (file.size() > std::strlen(ext) && file.ends_with(ext)) name = file.substr(0, file.size() - std::strlen(ext));
+            if (name.empty()) continue;
+            if (auto [it, fresh] = files.emplace(name, e.path()); !fresh)
+                throw InputError({e.path().string()}, "scenario '" + name + "' is measured twice here (" +
+                                                          it->second.filename().string() + " too); keep one of the two files");
+        }
+        for (const auto& [name, f] : files) {
+            const nlohmann::json j = report::read_json_file(f.string(), "a measured timeline (hetsim-runner -o)");
             if (j.value("schema", "") != "hetsim.measured" || j.value("version", 0) != 1)
                 throw InputError({f.string()}, "not a hetsim.measured version 1 file");
-            auto& v = runs[f.stem().string()];
-            for (double x : j.at("uninstrumented_end_to_end_ns")) v.push_back(x);
-            ++starts[f.stem().string()];
+            const auto runs_at = j.find("uninstrumented_end_to_end_ns");
+            if (runs_at == j.end() || !runs_at->is_array() || runs_at->empty())
+                throw InputError(report::json_file_loc(f.string(), "uninstrumented_end_to_end_ns"),
+                                 "a measured timeline needs a non-empty list 'uninstrumented_end_to_end_ns' of run times");
+            auto& v = runs[name];
+            for (const auto& x : *runs_at) {
+                if (!x.is_number() || !(x.get<double>() > 0))
+                    throw InputError(report::json_file_loc(f.string(), "uninstrumented_end_to_end_ns"),
+                                     "'uninstrumented_end_to_end_ns' holds run times in ns, each a positive number");
+                v.push_back(x.get<double>());
+            }
+            ++starts[name];
         }
     }
     AccuracyReport rep;

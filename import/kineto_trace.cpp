@@ -1,7 +1,5 @@
 #include "import/kineto_trace.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -25,10 +23,6 @@ constexpr const char* kFewer = "profile fewer steps";
 constexpr const char* kWhat =
     "a PyTorch profiler trace (torch.profiler export_chrome_trace: Kineto JSON with \"traceEvents\")";
 
-bool gzip_magic(const std::string& s) {
-    return s.size() >= 2 && static_cast<unsigned char>(s[0]) == 0x1f && static_cast<unsigned char>(s[1]) == 0x8b;
-}
-
 std::string read_bytes(const std::string& path, uint64_t max_memory) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -41,52 +35,6 @@ std::string read_bytes(const std::string& path, uint64_t max_memory) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
-}
-
-// The whole of a gzip (or concatenated gzip) stream; a truncated or corrupt one is bad input, and
-// one that expands past the memory cap is refused as it expands (a small file of zeros can hold
-// terabytes).
-std::string gunzip(const std::string& data, const std::string& file, uint64_t max_memory) {
-    z_stream zs{};
-    if (inflateInit2(&zs, 15 + 32) != Z_OK) throw InputError(SourceLoc{file}, "cannot start zlib to read the gzip file");
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-    size_t in_left = data.size();  // fed to zlib in pieces: its counters are 32 bits
-    auto feed = [&] {
-        const size_t n = std::min<size_t>(in_left, size_t{1} << 30);
-        zs.avail_in = static_cast<uInt>(n);
-        in_left -= n;
-    };
-    feed();
-    std::string out;
-    const uint64_t cap = report::json_text_cap(max_memory);
-    char buf[1 << 16];
-    int rc = Z_OK;
-    while (true) {
-        if (zs.avail_in == 0 && in_left > 0) feed();
-        zs.next_out = reinterpret_cast<Bytef*>(buf);
-        zs.avail_out = sizeof buf;
-        rc = inflate(&zs, Z_NO_FLUSH);
-        out.append(buf, sizeof buf - zs.avail_out);
-        if (out.size() > cap) {
-            inflateEnd(&zs);
-            report::refuse_over_memory_cap(file, "the gzip file expands to more than " + bytes_text(cap) +
-                               " of text: with the JSON tree built from it, reading it would pass",
-                     max_memory, kFewer);
-        }
-        if (rc == Z_STREAM_END) {
-            if (zs.avail_in == 0 && in_left == 0) break;
-            inflateReset(&zs);  // another gzip member follows
-            continue;
-        }
-        if (rc != Z_OK) break;
-        if (zs.avail_in == 0 && in_left == 0 && zs.avail_out != 0) break;  // input used up mid-stream
-    }
-    const bool ended = rc == Z_STREAM_END;
-    inflateEnd(&zs);
-    if (!ended)
-        throw InputError(SourceLoc{file}, "the gzip data is truncated or corrupt (zlib: " + std::string(zs.msg ? zs.msg : "unexpected end") +
-                                              "); it should be " + kWhat);
-    return out;
 }
 
 SourceLoc loc_at(const std::string& file, const std::string& text, size_t off) {
@@ -374,19 +322,15 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file,
 
 KinetoTrace read_kineto_trace(const std::string& path, uint64_t max_memory) {
     std::string data = read_bytes(path, max_memory);
-    if (gzip_magic(data)) data = gunzip(data, path, max_memory);
+    if (report::gzip_magic(data)) data = report::gunzip(data, path, max_memory, kWhat, kFewer);
     return parse_kineto_trace(data, path, max_memory);
 }
 
 bool looks_like_kineto(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    std::string head(1 << 16, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<size_t>(in.gcount()));
-    if (gzip_magic(head)) return true;
+    bool gzip = false;
+    const std::string head = report::read_text_head(path, 1 << 16, &gzip);
     if (head.find("\"hetsim.measured\"") != std::string::npos) return false;
-    return head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos;
+    return gzip || head.find("\"traceEvents\"") != std::string::npos || head.find("\"schemaVersion\"") != std::string::npos;
 }
 
 }  // namespace hetsim::import

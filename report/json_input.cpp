@@ -1,5 +1,7 @@
 #include "report/json_input.hpp"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -234,6 +236,88 @@ void refuse_over_memory_cap(const std::string& file, const std::string& what, ui
                                           "--max-memory 64GiB) if this machine has the memory");
 }
 
+bool gzip_magic(const std::string& s) {
+    return s.size() >= 2 && static_cast<unsigned char>(s[0]) == 0x1f && static_cast<unsigned char>(s[1]) == 0x8b;
+}
+
+namespace {
+// Inflates `data` (gzip members one after another) into `out` until the input is used up or `out`
+// passes `limit` bytes. Returns whether the last member ended; sets `over` when it stopped at the
+// limit. `why` receives zlib's message for a truncated or corrupt stream.
+bool inflate_gzip(const std::string& data, uint64_t limit, std::string& out, bool& over, std::string& why) {
+    z_stream zs{};
+    over = false;
+    if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+        why = "cannot start zlib";
+        return false;
+    }
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    size_t in_left = data.size();  // fed to zlib in pieces: its counters are 32 bits
+    auto feed = [&] {
+        const size_t n = std::min<size_t>(in_left, size_t{1} << 30);
+        zs.avail_in = static_cast<uInt>(n);
+        in_left -= n;
+    };
+    feed();
+    char buf[1 << 16];
+    int rc = Z_OK;
+    while (true) {
+        if (zs.avail_in == 0 && in_left > 0) feed();
+        zs.next_out = reinterpret_cast<Bytef*>(buf);
+        zs.avail_out = sizeof buf;
+        rc = inflate(&zs, Z_NO_FLUSH);
+        out.append(buf, sizeof buf - zs.avail_out);
+        if (out.size() > limit) {
+            over = true;
+            break;
+        }
+        if (rc == Z_STREAM_END) {
+            if (zs.avail_in == 0 && in_left == 0) break;
+            inflateReset(&zs);  // another gzip member follows
+            continue;
+        }
+        if (rc != Z_OK) break;
+        if (zs.avail_in == 0 && in_left == 0 && zs.avail_out != 0) break;  // input used up mid-stream
+    }
+    why = zs.msg ? zs.msg : "unexpected end";
+    inflateEnd(&zs);
+    return rc == Z_STREAM_END && !over;
+}
+}  // namespace
+
+std::string gunzip(const std::string& data, const std::string& file, uint64_t max_memory, const std::string& expected,
+                   const std::string& smaller) {
+    const uint64_t cap = json_text_cap(max_memory);
+    std::string out, why;
+    bool over = false;
+    if (!inflate_gzip(data, cap, out, over, why)) {
+        if (over)
+            refuse_over_memory_cap(file, "the gzip file expands to more than " + bytes_text(cap) +
+                                             " of text: with the JSON tree built from it, reading it would pass",
+                                   max_memory, smaller);
+        throw InputError(SourceLoc{file}, "the gzip data is truncated or corrupt (zlib: " + why + "); it should be " + expected);
+    }
+    return out;
+}
+
+std::string read_text_head(const std::string& path, size_t n, bool* gzip) {
+    std::ifstream in(path, std::ios::binary);
+    // Deflate never grows text by more than a little (plus gzip's header): 2n + 4 KiB of a gzip
+    // file hold at least its first n bytes of text.
+    std::string head(2 * n + 4096, '\0');
+    if (!in) head.clear();
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(in ? head.size() : static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    const bool gz = gzip_magic(head);
+    if (gzip) *gzip = gz;
+    if (!gz) return head.substr(0, n);
+    std::string out, why;
+    bool over = false;
+    inflate_gzip(head, n, out, over, why);  // a head cut mid-stream inflates as far as it goes
+    if (out.size() > n) out.resize(n);
+    return out;
+}
+
 json read_json_file(const std::string& path, const std::string& expected, std::string* text_out, uint64_t max_memory) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -245,6 +329,7 @@ json read_json_file(const std::string& path, const std::string& expected, std::s
     std::stringstream ss;
     ss << in.rdbuf();
     std::string text = ss.str();
+    if (gzip_magic(text)) text = gunzip(text, path, max_memory, expected);
     size_t first = 0;
     Scanner(text).ws(first);
     if (first == text.size()) throw InputError(SourceLoc{path, 1, 1}, "the file is empty; it should be " + expected);
@@ -326,7 +411,15 @@ SourceLoc json_file_loc(const std::string& file, const std::string& dotted) {
     if (!in) return SourceLoc{file};
     std::stringstream ss;
     ss << in.rdbuf();
-    return json_loc(file, ss.str(), parse_json_path(dotted));
+    std::string text = ss.str();
+    if (gzip_magic(text)) {
+        // Read within its cap once already; an error message needs no second refusal.
+        std::string out, why;
+        bool over = false;
+        inflate_gzip(text, UINT64_MAX, out, over, why);
+        text = std::move(out);
+    }
+    return json_loc(file, text, parse_json_path(dotted));
 }
 
 }  // namespace hetsim::report

@@ -14,7 +14,19 @@
 
 namespace hetsim::report {
 
-// Reads and parses `path`. `expected` says what the file should be, e.g. "a measured timeline
+// Every reader here takes a gzip-compressed file (gzip's magic bytes first) as well as plain
+// text: measured timelines are committed as .json.gz, profiler traces come as .json.gz.
+bool gzip_magic(const std::string& bytes);
+// The text of a gzip (or concatenated gzip) stream. One that expands past json_text_cap(max_memory)
+// is refused as it expands ("...; <smaller>, or raise the cap"); a truncated or corrupt one is an
+// InputError ending "it should be <expected>".
+std::string gunzip(const std::string& data, const std::string& file, uint64_t max_memory, const std::string& expected,
+                   const std::string& smaller = "give a smaller file");
+// Up to the first `n` bytes of the text of `path`, decompressed where it is gzip (`*gzip` says
+// so); "" where it cannot be read. For telling kinds of input apart, never for reading them.
+std::string read_text_head(const std::string& path, size_t n, bool* gzip = nullptr);
+
+// Reads and parses `path` (plain or gzip). `expected` says what the file should be, e.g. "a measured timeline
 // (hetsim-runner -o)"; it ends the messages. Throws InputError for an unreadable file, a
 // directory, an empty file and malformed JSON (at the line and column of the syntax error).
 // `text`, when given, receives the file's contents (for json_loc).

@@ -84,7 +84,7 @@ TEST_CASE("html: hetsim compare --report shows both timelines, the metrics and t
     Dir d;
     hetsim_test::Cli r = hetsim_test::cli(
         "compare scenarios/validation/01_pipeline_1stream_small.yaml "
-        "validation/measurements/h200/2026-11-30a/measured/01_pipeline_1stream_small.json --report '" + d.file("c.html") + "'");
+        "validation/measurements/h200/2026-11-30a/measured/01_pipeline_1stream_small.json.gz --report '" + d.file("c.html") + "'");
     REQUIRE(r.exit_code == 0);
     const std::string html = hetsim_test::slurp(d.file("c.html"));
     check_self_contained(html);

@@ -133,3 +133,67 @@ TEST_CASE("measured timelines and microbenchmark files: read within the memory c
     CHECK(!fs::exists(out));
     fs::remove_all(dir);
 }
+
+// Measured timelines are committed as NAME.json.gz: every reader of JSON takes gzip (issue 14's
+// starts at a tenth of their text, so that the tree travels to the GPU machine).
+TEST_CASE("measured timelines: gzip files read as their text, within the cap, and told from traces", "[limits]") {
+    const fs::path dir = fs::temp_directory_path() / ("hetsim-json-gz-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string committed = "validation/measurements/h200/2026-11-30a/measured/01_pipeline_1stream_small.json.gz";
+    const fs::path plain = dir / "01.json";
+    {
+        gzFile f = gzopen(committed.c_str(), "rb");
+        REQUIRE(f != nullptr);
+        std::string text;
+        char buf[4096];
+        for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+        gzclose(f);
+        write_text(plain, text);
+    }
+    CHECK(report::read_json_file(committed, "a measured timeline") == report::read_json_file(plain.string(), "a measured timeline"));
+    CHECK(!looks_like_kineto(committed));  // compare reads it as a measured timeline, not a trace
+    bool gz = false;
+    CHECK(report::read_text_head(committed, 16, &gz) == report::read_text_head(plain.string(), 16));
+    CHECK(gz);
+
+    SECTION("compare gives the same answer from either form") {
+        const std::string scenario = "scenarios/validation/01_pipeline_1stream_small.yaml";
+        hetsim_test::Cli a = hetsim_test::cli("compare " + scenario + " " + committed + " --format json");
+        hetsim_test::Cli b = hetsim_test::cli("compare " + scenario + " '" + plain.string() + "' --format json");
+        REQUIRE(a.exit_code == 0);
+        std::string a_out = a.out;  // the same but for the file's name
+        a_out.replace(a_out.find(committed), committed.size(), plain.string());
+        CHECK(a_out == b.out);
+    }
+    SECTION("a truncated gzip file is bad input naming what it should be") {
+        std::ifstream in(committed, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        write_text(dir / "cut.json.gz", bytes.substr(0, bytes.size() / 2));
+        CHECK_THROWS_WITH(report::read_json_file((dir / "cut.json.gz").string(), "a measured timeline"),
+                          Contains("cut.json.gz: error: the gzip data is truncated or corrupt (zlib: ") &&
+                              Contains("); it should be a measured timeline"));
+    }
+    SECTION("a gzip file that expands past half the cap is refused as it expands") {
+        write_gzip(dir / "bomb.json.gz", "{\"schema\": \"hetsim.measured\", \"pad\": \"" + std::string(20 * MiB, ' ') + "\"}");
+        CHECK_THROWS_WITH(report::read_json_file((dir / "bomb.json.gz").string(), "a measured timeline", nullptr, 16 * MiB),
+                          Contains("bomb.json.gz: error: the gzip file expands to more than 8 MiB of text"));
+    }
+    SECTION("validate: one scenario measured twice in a folder, or without its run times, is bad input") {
+        const fs::path start = dir / "start";
+        fs::create_directories(start / "measured");
+        fs::copy_file(committed, start / "measured" / "01_pipeline_1stream_small.json.gz");
+        fs::copy_file(plain, start / "measured" / "01_pipeline_1stream_small.json");
+        hetsim_test::Cli r = hetsim_test::cli("validate '" + start.string() + "'");
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Contains("error: scenario '01_pipeline_1stream_small' is measured twice here (") &&
+                              Contains("); keep one of the two files"));
+        fs::remove(start / "measured" / "01_pipeline_1stream_small.json.gz");
+        write_text(start / "measured" / "01_pipeline_1stream_small.json",
+                   "{\"schema\": \"hetsim.measured\", \"version\": 1,\n \"uninstrumented_end_to_end_ns\": []}");
+        r = hetsim_test::cli("validate '" + start.string() + "'");
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Contains("01_pipeline_1stream_small.json:2:34: error: a measured timeline needs a non-empty list "
+                                   "'uninstrumented_end_to_end_ns' of run times"));
+    }
+    fs::remove_all(dir);
+}

@@ -3,7 +3,7 @@
 # (the machine's start costs minutes). Usage, from the repository root there:
 #   validation/device_run.sh PROGRAM_DIR OUT_DIR [--microbench] [--runs N]
 # PROGRAM_DIR holds lowered programs (`hetsim lower X.yaml -o PROGRAM_DIR/X.json`). Writes
-# OUT_DIR/results.tar.gz with measured/<name>.json, microbench.json and the logs.
+# OUT_DIR/results.tar.gz with measured/<name>.json.gz, microbench.json and the logs.
 # With --microbench the full microbenchmark runs first (every section, including those that
 # re-execute it as child processes: hw_queues, module_load, blocking_sync, queues_streams; about
 # 45-80 s of GPU time with the issue-14 sections), then the programs (01-77 at --runs 5: about
@@ -64,6 +64,8 @@ for p in "$progs"/*.json; do
   start=$(date +%s%N)
   timeout -k 5 $(( lim + 20 )) "$runner" "$p" -o "$work/measured/$name.json" --runs "$runs" --warmup 2 --time-limit-s "$lim" >> "$log" 2>&1
   echo "$name exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms" >> "$log"
+  # Committed as NAME.json.gz (hetsim reads either): a start's timelines are ~10 MB as text.
+  [ -f "$work/measured/$name.json" ] && gzip -9 -n -f "$work/measured/$name.json"
   pack
 done
 pack

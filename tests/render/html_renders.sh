@@ -35,7 +35,7 @@ console_errors() { grep -E 'Uncaught|:ERROR:CONSOLE|CONSOLE\([0-9]+\)\] "(Uncaug
 cd "$src" || fail "no source folder $src"
 "$hetsim" run scenarios/examples/chunked_pipeline.yaml --report "$work/run.html" >/dev/null || fail "hetsim run --report failed"
 "$hetsim" compare scenarios/validation/01_pipeline_1stream_small.yaml \
-  validation/measurements/h200/2026-11-30a/measured/01_pipeline_1stream_small.json --report "$work/compare.html" >/dev/null
+  validation/measurements/h200/2026-11-30a/measured/01_pipeline_1stream_small.json.gz --report "$work/compare.html" >/dev/null
 [ -s "$work/compare.html" ] || fail "hetsim compare --report wrote nothing"
 printf '<!DOCTYPE html><html><body data-rendered="no"><script>throw new Error("boom")</script></body></html>\n' >"$work/broken.html"
 printf '<!DOCTYPE html><html><body></body></html>\n' >"$work/blank.html"
