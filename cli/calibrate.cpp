@@ -92,7 +92,7 @@ int calibrate_main(const std::vector<std::string>& args) {
     for (const auto& in : inputs) outs.input(in, "a microbenchmark file");
     outs.declare("-o", out);
     std::vector<calib::MicrobenchFile> files;
-    const uint64_t cap = max_memory.empty() ? default_max_memory() : parse_max_memory(max_memory);
+    const uint64_t cap = parse_max_memory(max_memory);
     for (const auto& in : inputs) files.push_back(calib::load_microbench(in, cap));
     // A shipped name ("h200") or a path, as load_profile resolves it.
     std::string base_path = base;

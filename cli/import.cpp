@@ -75,7 +75,7 @@ int import_main(const std::vector<std::string>& args) {
     if (!span_ovh.empty()) io.span_overhead = overhead(span_ovh, "--span-overhead");
     if (!call_ovh.empty()) io.call_overhead = overhead(call_ovh, "--call-overhead");
     if (!hardware.empty()) load_profile(hardware, SourceLoc{"--hardware " + hardware});  // a bad name is bad input here
-    const uint64_t cap = max_memory.empty() ? default_max_memory() : parse_max_memory(max_memory);
+    const uint64_t cap = parse_max_memory(max_memory);
     const import::KinetoTrace t = import::read_kineto_trace(trace, cap);
     const import::Workload w = import::build_workload(t, io);
 

@@ -35,7 +35,7 @@ struct Common {
     std::string file;
     std::vector<std::string> sets;
     std::string max_ops = "20000000";
-    std::string max_memory;  // empty: the default of LoadOptions
+    std::string max_memory;  // empty: default_max_memory()
 };
 
 void add_common(po::options_description& d, Common& c) {
@@ -87,7 +87,7 @@ uint64_t parse_count(const std::string& option, const std::string& text, uint64_
 LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops, const std::string& max_memory) {
     LoadOptions o;
     o.max_ops = max_ops;
-    if (!max_memory.empty()) o.max_memory = parse_max_memory(max_memory);
+    o.max_memory = parse_max_memory(max_memory);
     for (const auto& s : sets) {
         auto eq = s.find('=');
         if (eq == std::string::npos || eq == 0)

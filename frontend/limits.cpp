@@ -82,6 +82,7 @@ void check_declaration_caps(const Program& p, uint64_t more_streams, uint64_t mo
 }
 
 uint64_t parse_max_memory(const std::string& text) {
+    if (text.empty()) return default_max_memory();
     if (text == "0") return 0;
     Value v;
     try {

@@ -61,7 +61,8 @@ void check_memory_cap(const Program& p, uint64_t cap, uint64_t per_op, const Sou
 void check_declaration_caps(const Program& p, uint64_t more_streams, uint64_t more_others, uint64_t max_ops, uint64_t max_memory,
                             uint64_t per_op, const SourceLoc& where);
 
-// "4GiB" -> bytes, or "0" for no cap; InputError({"--max-memory"}, ...) otherwise.
+// The value of a --max-memory option: "4GiB" -> bytes, "0" for no cap, "" (not given) for
+// default_max_memory(); InputError({"--max-memory"}, ...) otherwise.
 uint64_t parse_max_memory(const std::string& text);
 
 // "1.5 GiB", "512 MiB".
