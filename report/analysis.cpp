@@ -13,6 +13,13 @@ namespace {
 
 using Iv = std::pair<int64_t, int64_t>;  // [first, second) in ps
 
+// Exposed sync wait is a host thread blocked on the GPU. A put into a full host queue, a get from
+// an empty one and a join wait for another host thread: their waits are not busy time either,
+// but no GPU work could end them. (A host_wait waits for a callback, that is for its stream.)
+bool waits_on_gpu(const Op* op) {
+    return !op || (op->kind != OpKind::QueuePut && op->kind != OpKind::QueueGet && op->kind != OpKind::Join);
+}
+
 // Sorted, disjoint, non-empty intervals; touching intervals are merged.
 void normalize(std::vector<Iv>& v) {
     std::erase_if(v, [](const Iv& iv) { return iv.second <= iv.first; });
@@ -495,7 +502,7 @@ Analysis analyze(const Program& p, const Timeline& t) {
             l.all.note(r.host_start.ps(), (r.host_end - r.sync_wait).ps());
             if (r.host_start.ps() < l.host_end) l.host_sequential = false;
             l.host_end = std::max(l.host_end, r.host_end.ps());
-            if (r.sync_wait > Time{}) l.sync_sum += std::min(r.sync_wait, r.host_end - r.host_start).ps();
+            if (r.sync_wait > Time{} && waits_on_gpu(op)) l.sync_sum += std::min(r.sync_wait, r.host_end - r.host_start).ps();
         }
         if (r.has_gpu()) {
             const int64_t s = r.gpu_start.ps(), e = r.gpu_end.ps();
@@ -564,7 +571,7 @@ Analysis analyze(const Program& p, const Timeline& t) {
     if (unite_waits)
         for (size_t i = 0; i < t.ops.size(); ++i) {
             const OpRecord& r = t.ops[i];
-            if (r.has_host() && r.sync_wait > Time{})
+            if (r.has_host() && r.sync_wait > Time{} && waits_on_gpu(i < p.ops.size() ? &p.ops[i] : nullptr))
                 lanes[li.host(i < p.ops.size() ? p.ops[i].thread : kNone)].sync.add((r.host_end - r.sync_wait).ps(), r.host_end.ps());
         }
 
