@@ -58,4 +58,15 @@ Time Staging::dma_starts(uint32_t i, UnitSink& sink) {
     return staged_.at(i);
 }
 
+Time Staging::acquire(uint32_t op, uint32_t thread, Time at) {
+    if (holder_ >= 0 && held_.count(static_cast<uint32_t>(holder_)) && pg_.ops[op].dir == CopyDir::D2H)
+        return at;  // the holder waits for its own DMA to start, which may wait for this download: no cycle
+    if (holder_ < 0 && waiters_.empty()) {
+        holder_ = static_cast<int32_t>(op);
+        return max(at, free_at_);
+    }
+    waiters_.push_back(Waiter{op, thread, at});
+    return Time::max();
+}
+
 }  // namespace hetsim

@@ -266,6 +266,8 @@ const std::vector<ParamDecl>& param_decls() {
         rule("rules.pageable_staging", &P::Rules::pageable_staging, "pageable copies staged by the host (off: as pinned)"),
         rule("rules.staging_pool", &P::Rules::staging_pool, "pageable H2D blocks when the bounce-buffer pool is full"),
         rule("rules.staging_cache", &P::Rules::staging_cache, "a pageable source still in the CPU caches stages faster"),
+        rule("rules.staging_lock", &P::Rules::staging_lock,
+             "the pageable copies of all host threads use the bounce buffers one at a time (off: threads stage side by side)"),
         rule("rules.legacy_sync", &P::Rules::legacy_sync, "legacy default stream synchronises with blocking streams"),
         rule("rules.sm_residency", &P::Rules::sm_residency, "kernels share SM block slots (off: each runs as if alone)"),
         rule("rules.kernel_limit", &P::Rules::kernel_limit, "at most gpu.max_kernels kernels at once"),

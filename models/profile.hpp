@@ -85,7 +85,7 @@ struct HwProfile {
 
     struct Rules {
         bool copy_efficiency = true, duplex = true, copy_fifo = true, pageable_staging = true, staging_pool = true,
-             staging_cache = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
+             staging_cache = true, staging_lock = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
              sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true,
              host_sync = true;
