@@ -15,7 +15,8 @@ void Staging::note(int32_t b, int32_t upload) {
     uint64_t newer = 0;
     for (size_t k = recent_.size(); k-- > 0;) {
         if (recent_[k] == b) {
-            if (upload >= 0 && newer + bytes <= hw_.staging_cache) warm_.insert(static_cast<uint32_t>(upload));
+            if (upload >= 0 && newer + bytes <= hw_.staging_cache)
+                warm_[static_cast<uint32_t>(upload)] = newer + bytes <= hw_.staging_cache_near ? Warmth::Near : Warmth::Warm;
             recent_.erase(recent_.begin() + static_cast<long>(k));
             break;
         }
@@ -27,7 +28,8 @@ void Staging::note(int32_t b, int32_t upload) {
 }
 
 Time Staging::stage_time(uint32_t op, uint64_t bytes) const {
-    const Time t = staging_time(hw_, CopyDir::H2D, bytes, warm_.count(op) != 0);
+    const auto w = warm_.find(op);
+    const Time t = staging_time(hw_, CopyDir::H2D, bytes, w == warm_.end() ? Warmth::Cold : w->second);
     // A pitched copy: the host packs its rows as it stages them (copy.row_cost.pageable_h2d),
     // each part of the bytes carrying its share.
     const Op& o = pg_.ops[op];

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hw/unit.hpp"
+#include "models/copy_model.hpp"
 #include "models/profile.hpp"
 #include "core/program.hpp"
 
@@ -92,7 +93,7 @@ private:
     const Program& pg_;
     const HwProfile& hw_;
     std::vector<int32_t> recent_;               // pageable buffers by last staging, most recent last
-    std::unordered_set<uint32_t> warm_;         // uploads whose source is in the CPU caches
+    std::unordered_map<uint32_t, Warmth> warm_;  // uploads whose source is in the CPU caches, and in which level
     std::unordered_map<uint32_t, Time> staged_;  // uploads: when their staging ends
     std::unordered_map<uint32_t, Held> held_;    // uploads whose call waits for the pool
     int32_t holder_ = -1;                        // the staging lock's holder (an op), or -1

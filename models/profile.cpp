@@ -208,6 +208,12 @@ const std::vector<ParamDecl>& param_decls() {
         sz("host.staging_cache", &P::staging_cache,
            "CPU cache bytes: a pageable buffer copied again before this much other pageable data is warm",
            closed(0, kTiB), "more than any CPU cache, HBM caches included"),
+        sz("host.staging_cache_near", &P::staging_cache_near,
+           "nearer CPU cache level: a pageable buffer copied again before this much pageable data (itself "
+           "included) stages at host.pageable_h2d_near_bandwidth (0: no such level)",
+           closed(0, kTiB), "more than any CPU cache, HBM caches included"),
+        bw("host.pageable_h2d_near_bandwidth", &P::pageable_h2d_near_bw,
+           "staging speed of a pageable H2D whose source is in the nearer CPU cache level (host.staging_cache_near)"),
         flag("host.pageable_sync", &P::pageable_sync,
              "documented behaviour: a pageable copy first syncs its stream (false: as measured)", "false"),
         t("host.pageable_d2h_wakeup", &P::pageable_d2h_wakeup, true,

@@ -1021,6 +1021,60 @@ threads:
     CHECK(show(off.op("a2").host_end - off.op("a2").host_start) == show(us(1000)));
 }
 
+TEST_CASE("rule 2: a source within the nearer cache level stages faster still", "[engine][rules]") {
+    const std::string hw = R"(  host.pageable_h2d_bandwidth: 1GB/s
+  host.pageable_h2d_warm_bandwidth: 2GB/s
+  host.pageable_h2d_near_bandwidth: 4GB/s
+  host.staging_cache: 3MB
+  copy.h2d.bandwidth: 100GB/s
+)";
+    const std::string body = R"(buffers:
+  a: {kind: pageable, size: 500KB}
+  b: {kind: pageable, size: 500KB}
+  c: {kind: pageable, size: 2MB}
+  d: {kind: device, size: 2MB}
+threads:
+  main:
+    - memcpy: a1
+      src: a
+      dst: d
+    - memcpy: a2
+      src: a
+      dst: d
+    - memcpy: b1
+      src: b
+      dst: d
+    - memcpy: a3
+      src: a
+      dst: d
+    - memcpy: c1
+      src: c
+      dst: d
+    - memcpy: a4
+      src: a
+      dst: d
+)";
+    // a1 first touch: cold, 500 KB at 1 GB/s = 500 us. a2 at once: 0.5 MB <= 1 MB, near: 125 us.
+    // b1 cold: 500 us. a3: b (0.5 MB) staged since, 0.5 + 0.5 <= 1 MB: near again, 125 us. c1
+    // cold: 2000 us. a4: c (2 MB) since, 2.5 MB: beyond the near level, within the cache: warm,
+    // 250 us.
+    Sim s = run_with(hw + "  host.staging_cache_near: 1MB\n", body);
+    auto staged = [](const Sim& sim, const char* name) { return sim.op(name).host_end - sim.op(name).host_start; };
+    CHECK(show(staged(s, "a1")) == show(us(500)));
+    CHECK(show(staged(s, "a2")) == show(us(125)));
+    CHECK(show(staged(s, "b1")) == show(us(500)));
+    CHECK(show(staged(s, "a3")) == show(us(125)));
+    CHECK(show(staged(s, "c1")) == show(us(2000)));
+    CHECK(show(staged(s, "a4")) == show(us(250)));
+    // No nearer level (its size 0): a2 and a3 stage at the warm speed, 250 us.
+    Sim no_near = run_with(hw + "  host.staging_cache_near: 0B\n", body);
+    CHECK(show(staged(no_near, "a2")) == show(us(250)));
+    CHECK(show(staged(no_near, "a3")) == show(us(250)));
+    // The cache rule off: every copy stages cold.
+    Sim off = run_with(hw + "  host.staging_cache_near: 1MB\n  rules.staging_cache: off\n", body);
+    CHECK(show(staged(off, "a2")) == show(us(500)));
+}
+
 TEST_CASE("rule 8: a prefetch to the device holds the host for part of its transfer", "[engine][rules]") {
     const std::string hw = R"(  um.prefetch_h2d_bandwidth: 1GB/s
   um.prefetch_host_block: 0.5
