@@ -15,7 +15,8 @@ void Staging::note(int32_t b, int32_t upload) {
     uint64_t newer = 0;
     for (size_t k = recent_.size(); k-- > 0;) {
         if (recent_[k] == b) {
-            if (upload >= 0 && newer + bytes <= hw_.staging_cache) warm_.insert(static_cast<uint32_t>(upload));
+            if (upload >= 0 && newer + bytes <= hw_.staging_cache)
+                warm_[static_cast<uint32_t>(upload)] = newer + bytes <= hw_.staging_cache_near ? Warmth::Near : Warmth::Warm;
             recent_.erase(recent_.begin() + static_cast<long>(k));
             break;
         }
@@ -27,7 +28,8 @@ void Staging::note(int32_t b, int32_t upload) {
 }
 
 Time Staging::stage_time(uint32_t op, uint64_t bytes) const {
-    const Time t = staging_time(hw_, CopyDir::H2D, bytes, warm_.count(op) != 0);
+    const auto w = warm_.find(op);
+    const Time t = staging_time(hw_, CopyDir::H2D, bytes, w == warm_.end() ? Warmth::Cold : w->second);
     // A pitched copy: the host packs its rows as it stages them (copy.row_cost.pageable_h2d),
     // each part of the bytes carrying its share.
     const Op& o = pg_.ops[op];
@@ -56,6 +58,17 @@ Time Staging::dma_starts(uint32_t i, UnitSink& sink) {
         sink.host_returns(t, i, staged);
     }
     return staged_.at(i);
+}
+
+Time Staging::acquire(uint32_t op, uint32_t thread, Time at) {
+    if (holder_ >= 0 && held_.count(static_cast<uint32_t>(holder_)) && pg_.ops[op].dir == CopyDir::D2H)
+        return at;  // the holder waits for its own DMA to start, which may wait for this download: no cycle
+    if (holder_ < 0 && waiters_.empty()) {
+        holder_ = static_cast<int32_t>(op);
+        return max(at, free_at_);
+    }
+    waiters_.push_back(Waiter{op, thread, at});
+    return Time::max();
 }
 
 }  // namespace hetsim

@@ -86,9 +86,10 @@ Time copy_duration(const HwProfile& p, const Op& op, uint32_t rows, uint64_t pit
     return fixed + moved;
 }
 
-Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, bool warm) {
+Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, Warmth warmth) {
     if (dir != CopyDir::H2D) return transfer_time(bytes, p.pageable_d2h_bw);
-    return transfer_time(bytes, warm && p.pageable_h2d_warm_bw ? p.pageable_h2d_warm_bw : p.pageable_h2d_bw);
+    if (warmth == Warmth::Near && p.pageable_h2d_near_bw) return transfer_time(bytes, p.pageable_h2d_near_bw);
+    return transfer_time(bytes, warmth != Warmth::Cold && p.pageable_h2d_warm_bw ? p.pageable_h2d_warm_bw : p.pageable_h2d_bw);
 }
 
 uint64_t staging_chunk(const HwProfile& p, uint64_t bytes) { return std::min(bytes, p.staging_chunk); }

@@ -40,9 +40,14 @@ Time pageable_row_time(const HwProfile& p, CopyDir dir, uint32_t rows, uint64_t 
 // (pageable_row_time, in proportion to the chunk's bytes).
 Time pageable_unstage_time(const HwProfile& p, const Op& op, uint32_t rows = 1, uint64_t pitch = 0);
 
+// Where a pageable upload's source is: not in the CPU caches, in them (staging_cache), or in
+// their nearer level (staging_cache_near).
+enum class Warmth : uint8_t { Cold, Warm, Near };
+
 // Host time to stage `bytes` of a pageable copy through the bounce buffers; an H2D copy whose
-// source is still in the CPU caches (`warm`) stages at host.pageable_h2d_warm_bandwidth.
-Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, bool warm = false);
+// source is still in the CPU caches stages at host.pageable_h2d_warm_bandwidth, one in their
+// nearer level at host.pageable_h2d_near_bandwidth.
+Time staging_time(const HwProfile& p, CopyDir dir, uint64_t bytes, Warmth warmth = Warmth::Cold);
 
 // The chunk of a pageable copy that must be staged before its DMA can start / after it ends.
 uint64_t staging_chunk(const HwProfile& p, uint64_t bytes);

@@ -65,6 +65,8 @@ struct HwProfile {
     uint64_t staging_pool = 0;        // bytes of pinned bounce buffers for pageable H2D
     uint64_t pageable_h2d_warm_bw = 0;  // staging speed from a source still in the CPU caches
     uint64_t staging_cache = 0;       // host cache bytes that keep recently copied pageable buffers warm
+    uint64_t staging_cache_near = 0;  // the nearer cache level: sources within it stage at pageable_h2d_near_bw (0: none)
+    uint64_t pageable_h2d_near_bw = 0;  // staging speed from a source in the nearer cache level
     bool pageable_sync = false;       // documented behaviour: pageable copies sync their stream first
     Time pageable_d2h_wakeup;         // a pageable D2H that waited for its stream returns this after its last chunk drains
     uint64_t hw_queues = 8;           // CUDA_DEVICE_MAX_CONNECTIONS default
@@ -85,7 +87,7 @@ struct HwProfile {
 
     struct Rules {
         bool copy_efficiency = true, duplex = true, copy_fifo = true, pageable_staging = true, staging_pool = true,
-             staging_cache = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
+             staging_cache = true, staging_lock = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
              sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true,
              host_sync = true;

@@ -28,8 +28,8 @@ namespace {
 
 // Event types. At equal times completions run first, then GPU work becoming ready, then host
 // steps; within a priority, in the order the events were scheduled.
-enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kCopyDone, kGpuReady, kHostStep };
-constexpr uint32_t prio(EvType t) { return t <= kCopyDone ? 0 : t == kGpuReady ? 1 : 2; }
+enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kCopyDone, kGpuReady, kHostStep, kLockGrant };
+constexpr uint32_t prio(EvType t) { return t <= kCopyDone ? 0 : t == kGpuReady || t == kLockGrant ? 1 : 2; }
 
 // The event queue's unit slots: 0 and 1 the copy engines (by direction), then the first kernel
 // batches, then the first host threads' next steps.
@@ -125,6 +125,7 @@ public:
                 case kCopyDone: copies_.on_event(e.a, e.b); break;
                 case kBatchDone: sms_.on_event(e.a, e.b); break;
                 case kHostDone: release_successors(e.a, now_); break;
+                case kLockGrant: copies_.submit(e.a); break;  // a pageable download got the staging lock
             }
             sms_.after_event();
         }
@@ -141,7 +142,7 @@ public:
     [[noreturn]] void throw_time_overflow(const SimEvent& e) const {
         int64_t op = -1;
         switch (e.type()) {
-            case kGpuDone: case kGpuReady: case kHostDone: op = e.a; break;
+            case kGpuDone: case kGpuReady: case kHostDone: case kLockGrant: op = e.a; break;
             case kHostStep: {
                 const auto& ops = pg_.threads[e.a].ops;
                 const uint32_t pc = threads_[e.a].pc;
@@ -368,17 +369,14 @@ private:
         th.presynced = false;
         const Time called = now_ + host_.call(t, hw_.memcpy_call_cost, now_);
         if (pageable && op.dir == CopyDir::H2D) {
-            // The host stages the data itself; the call returns once everything is staged. With
-            // more bytes than the bounce-buffer pool holds, staging stalls until the DMA starts.
             staging_.touch(i);
-            const Time staged = called + staging_.stage_time(i, op.bytes);
-            submit(i, called, false);
-            if (staging_.overfills_pool(op)) {  // the DMA cannot have started yet
-                staging_.hold(i, t, called);
-                return;  // the call returns when the DMA starts (Staging::dma_starts)
-            }
-            staging_.set_staged(i, staged);
-            return finish_host(t, i, staged);
+            if (!staging_.locks(op)) return stage_upload(t, i, called, called, -1);
+            // Another thread's pageable copy holds the bounce buffers: the call waits its turn
+            // (rules.staging_lock), and stages when granted (release_staging_lock).
+            const int32_t prev = staging_.holder();
+            const Time granted = staging_.acquire(i, t, called);
+            if (granted == Time::max()) return;
+            return stage_upload(t, i, called, granted, prev);
         }
         // A pageable D2H behind unfinished work of its stream returns host.pageable_d2h_wakeup after
         // its last chunk drains, one on an idle stream the sync wake-up after it (rule 2).
@@ -396,8 +394,39 @@ private:
         finish_host(t, i, called);
     }
 
+    // Pageable upload i, called at `called`, stages from `start` (later when it waited for the
+    // staging lock, held by op `prev`); the call returns once everything is staged. With more
+    // bytes than the bounce-buffer pool holds, staging stalls until the DMA starts.
+    void stage_upload(uint32_t t, uint32_t i, Time called, Time start, int32_t prev) {
+        const Op& op = pg_.ops[i];
+        if (start > called) {
+            OpRecord& r = tl_.ops[i];
+            r.sync_wait += start - called;
+            r.host_cause = Cause{prev, Phase::Host, CauseKind::Resource};
+        }
+        const Time staged = start + staging_.stage_time(i, op.bytes);
+        submit(i, start, false);
+        if (staging_.overfills_pool(op)) {  // the DMA cannot have started yet
+            staging_.hold(i, t, start);
+            return;  // the call returns when the DMA starts (Staging::dma_starts)
+        }
+        staging_.set_staged(i, staged);
+        finish_host(t, i, staged);
+    }
+
+    // Copy i held the staging lock and its call returns at `end`: the next copy waiting for it
+    // goes on (an upload stages, a download's DMA may start).
+    [[gnu::noinline]] void release_staging_lock(uint32_t i, Time end) {
+        staging_.release(i, end, [&](const Staging::Waiter& w, Time at, uint32_t prev) {
+            if (pg_.ops[w.op].dir == CopyDir::H2D) return stage_upload(w.thread, w.op, w.at, at, static_cast<int32_t>(prev));
+            tl_.ops[w.op].gpu_cause = Cause{static_cast<int32_t>(prev), Phase::Host, CauseKind::Resource};
+            q_.push(at, prio(kLockGrant), kLockGrant, w.op);
+        });
+    }
+
     void finish_host(uint32_t t, uint32_t i, Time end) {
         OpRecord& r = tl_.ops[i];
+        if (staging_.holds(i)) release_staging_lock(i, end);
         r.host_end = end;
         ThreadState& th = threads_[t];
         th.pc++;
@@ -676,6 +705,17 @@ private:
                     staging_.set_staged(i, now_ + staging_.stage_time(i, op.bytes));
                     q_.push(now_ + staging_.stage_time(i, staging_chunk(hw_, op.bytes)), prio(kGpuReady), kGpuReady, i);
                     return;
+                }
+                if (is_pageable_copy(hw_, op) && op.dir == CopyDir::D2H && staging_.locks(op)) {
+                    // A pageable download's DMA needs the bounce buffers: it waits for the staging
+                    // lock (rules.staging_lock), granted at once, later or at a release.
+                    const int32_t prev = staging_.holder();
+                    const Time granted = staging_.acquire(i, static_cast<uint32_t>(op.thread), now_);
+                    if (granted == Time::max()) return;
+                    if (granted > now_) {
+                        r.gpu_cause = Cause{prev, Phase::Host, CauseKind::Resource};
+                        return q_.push(granted, prio(kLockGrant), kLockGrant, i);
+                    }
                 }
                 return copies_.submit(i);
             case GpuWork::None: return;

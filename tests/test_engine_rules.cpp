@@ -221,6 +221,96 @@ TEST_CASE("rule 2: pageable copies behave as pinned with pageable_staging off", 
     check_gpu(s, "upload", us(5000), us(5400));
 }
 
+TEST_CASE("rule 2: pageable copies of all host threads take the bounce buffers one at a time", "[engine][rules]") {
+    const std::string hw = R"(  host.pageable_h2d_bandwidth: 1GB/s
+  host.pageable_d2h_bandwidth: 2GB/s
+  copy.h2d.bandwidth: 10GB/s
+  copy.d2h.bandwidth: 10GB/s
+  host.staging_chunk: 100KB
+  host.staging_pool: 0B
+)";
+    // Two threads upload 1 MB each at time 0, from pageable memory, into streams of their own.
+    const std::string uploads = R"(streams: [a, b]
+threads:
+  ta:
+    - memcpy_async: up_a
+      direction: h2d
+      memory: pageable
+      bytes: 1MB
+      stream: a
+  tb:
+    - memcpy_async: up_b
+      direction: h2d
+      memory: pageable
+      bytes: 1MB
+      stream: b
+)";
+    // up_a asks first and stages 1 MB at 1 GB/s: 0-1000 us. up_b waits for it (1000 us of sync
+    // wait) and stages 1000-2000. Each DMA may start once its first 100 KB chunk is staged (100
+    // and 1100 us) and ends a chunk at 10 GB/s (10 us) after its staging: 100-1010, 1100-2010.
+    Sim s = run_with(hw, uploads);
+    check_host(s, "up_a", Time{}, us(1000));
+    check_host(s, "up_b", Time{}, us(2000));
+    check_wait(s, "up_b", us(1000));
+    check_gpu(s, "up_a", us(100), us(1010));
+    check_gpu(s, "up_b", us(1100), us(2010));
+    // Switched off, the threads stage side by side: both 0-1000, the second DMA queued on the H2D
+    // engine behind the first (100-1010), so 1010-1110 (its 100 us at 10 GB/s).
+    Sim off = run_with(hw + "  rules.staging_lock: off\n", uploads);
+    check_host(off, "up_a", Time{}, us(1000));
+    check_host(off, "up_b", Time{}, us(1000));
+    check_wait(off, "up_b", Time{});
+    check_gpu(off, "up_b", us(1010), us(1110));
+
+    // A download takes the lock when its DMA may start (its stream's kernel is done), not when it
+    // is called, and keeps it until its call returns.
+    const std::string mixed = R"(streams: [a, b]
+threads:
+  ta:
+    - kernel: k
+      stream: a
+      duration: 500us
+      grid: 1
+    - memcpy_async: down
+      direction: d2h
+      memory: pageable
+      bytes: 1MB
+      stream: a
+  tb:
+    - host: prep
+      duration: 200us
+    - memcpy_async: up
+      direction: h2d
+      memory: pageable
+      bytes: 1MB
+      stream: b
+    - memcpy_async: up2
+      direction: h2d
+      memory: pageable
+      bytes: 1MB
+      stream: b
+)";
+    // `down` is called at 0 and blocks; `up` takes the lock at 200 and stages until 1200 (DMA
+    // 300-1210). `down` may start at 500 (k's end) but gets the lock at 1200: its DMA lands the
+    // first 100 KB chunk at 10 GB/s (10 us) and the other 900 KB as the host drains them at 2 GB/s
+    // (450 us): 1200-1660; the call returns after draining the last chunk (50 us) at 1710.
+    // `up2`, called at 1200 while `down` holds the lock, stages 1710-2710 (510 us of sync wait);
+    // its DMA starts after the first chunk (1810) and ends a chunk after the staging: 2720.
+    Sim m = run_with(hw, mixed);
+    check_host(m, "up", us(200), us(1200));
+    check_gpu(m, "down", us(1200), us(1660));
+    check_host(m, "down", Time{}, us(1710));
+    check_host(m, "up2", us(1200), us(2710));
+    check_wait(m, "up2", us(510));
+    check_gpu(m, "up2", us(1810), us(2720));
+    // Off: `down` runs at 500-960 and returns at 1010; `up2` stages 1200-2200 (DMA 1300-2210).
+    Sim moff = run_with(hw + "  rules.staging_lock: off\n", mixed);
+    check_gpu(moff, "down", us(500), us(960));
+    check_host(moff, "down", Time{}, us(1010));
+    check_host(moff, "up2", us(1200), us(2200));
+    check_gpu(moff, "up2", us(1300), us(2210));
+}
+
 // ---------------------------------------------------------------- rule 3: legacy stream switch
 
 TEST_CASE("rule 3: legacy_sync off frees the legacy stream from blocking streams", "[engine][rules]") {
@@ -929,6 +1019,60 @@ threads:
     CHECK(show(staged("b2")) == show(us(2000)));
     Sim off = run_with(hw + "  rules.staging_cache: off\n", body);
     CHECK(show(off.op("a2").host_end - off.op("a2").host_start) == show(us(1000)));
+}
+
+TEST_CASE("rule 2: a source within the nearer cache level stages faster still", "[engine][rules]") {
+    const std::string hw = R"(  host.pageable_h2d_bandwidth: 1GB/s
+  host.pageable_h2d_warm_bandwidth: 2GB/s
+  host.pageable_h2d_near_bandwidth: 4GB/s
+  host.staging_cache: 3MB
+  copy.h2d.bandwidth: 100GB/s
+)";
+    const std::string body = R"(buffers:
+  a: {kind: pageable, size: 500KB}
+  b: {kind: pageable, size: 500KB}
+  c: {kind: pageable, size: 2MB}
+  d: {kind: device, size: 2MB}
+threads:
+  main:
+    - memcpy: a1
+      src: a
+      dst: d
+    - memcpy: a2
+      src: a
+      dst: d
+    - memcpy: b1
+      src: b
+      dst: d
+    - memcpy: a3
+      src: a
+      dst: d
+    - memcpy: c1
+      src: c
+      dst: d
+    - memcpy: a4
+      src: a
+      dst: d
+)";
+    // a1 first touch: cold, 500 KB at 1 GB/s = 500 us. a2 at once: 0.5 MB <= 1 MB, near: 125 us.
+    // b1 cold: 500 us. a3: b (0.5 MB) staged since, 0.5 + 0.5 <= 1 MB: near again, 125 us. c1
+    // cold: 2000 us. a4: c (2 MB) since, 2.5 MB: beyond the near level, within the cache: warm,
+    // 250 us.
+    Sim s = run_with(hw + "  host.staging_cache_near: 1MB\n", body);
+    auto staged = [](const Sim& sim, const char* name) { return sim.op(name).host_end - sim.op(name).host_start; };
+    CHECK(show(staged(s, "a1")) == show(us(500)));
+    CHECK(show(staged(s, "a2")) == show(us(125)));
+    CHECK(show(staged(s, "b1")) == show(us(500)));
+    CHECK(show(staged(s, "a3")) == show(us(125)));
+    CHECK(show(staged(s, "c1")) == show(us(2000)));
+    CHECK(show(staged(s, "a4")) == show(us(250)));
+    // No nearer level (its size 0): a2 and a3 stage at the warm speed, 250 us.
+    Sim no_near = run_with(hw + "  host.staging_cache_near: 0B\n", body);
+    CHECK(show(staged(no_near, "a2")) == show(us(250)));
+    CHECK(show(staged(no_near, "a3")) == show(us(250)));
+    // The cache rule off: every copy stages cold.
+    Sim off = run_with(hw + "  host.staging_cache_near: 1MB\n  rules.staging_cache: off\n", body);
+    CHECK(show(staged(off, "a2")) == show(us(500)));
 }
 
 TEST_CASE("rule 8: a prefetch to the device holds the host for part of its transfer", "[engine][rules]") {

@@ -413,6 +413,7 @@ namespace {
 const std::string kWarmHw = R"(  host.pageable_h2d_bandwidth: 1GB/s
   host.pageable_h2d_warm_bandwidth: 2GB/s
   host.staging_cache: 3MB
+  host.staging_cache_near: 0B
   copy.h2d.bandwidth: 100GB/s
 )";
 }  // namespace
