@@ -357,15 +357,20 @@ void Builder::build_ops(const std::vector<Call>& calls) {
             }
 }
 
-int32_t Builder::stream_ahead(const Ref& r, ThreadKey tid) const {
+int32_t Builder::stream_ahead(const Ref& r, ThreadKey tid, int32_t not_stream) const {
+    const WOp* op = gpu_ahead(r, tid, not_stream);
+    return op ? op->stream : -1;
+}
+
+const WOp* Builder::gpu_ahead(const Ref& r, ThreadKey tid, int32_t not_stream) const {
     const WThread& th = w_.threads[r.th];
     size_t s = r.step, p = r.pos + 1;
     for (; s < th.steps.size(); ++s, p = 0)
         for (; p < th.steps[s].size(); ++p) {
             const WOp& op = th.steps[s][p];
-            if (gpu_op(op.kind) && op.tid == tid) return op.stream;
+            if (gpu_op(op.kind) && op.tid == tid && (not_stream < 0 || op.stream != not_stream)) return &op;
         }
-    return 0;
+    return nullptr;
 }
 
 void Builder::link() {
@@ -375,75 +380,146 @@ void Builder::link() {
             for (size_t p = 0; p < w_.threads[th].steps[s].size(); ++p)
                 if (w_.threads[th].steps[s][p].kind != WKind::Host) all.push_back(Ref{th, s, p});
     std::stable_sort(all.begin(), all.end(), [&](const Ref& a, const Ref& b) { return at(a).host.start < at(b).host.start; });
-    std::vector<int64_t> last_end(w_.streams.size(), -1);
-    std::map<ThreadKey, int32_t> current;
+    for (const Ref& r : all)
+        if (at(r).kind == WKind::GraphLaunch && at(r).stream < 0) at(r).stream = 0;
+    // A thread's stream before its first GPU op of the window: with profiler steps the window is
+    // a steady loop, whose previous iteration ended as the window's last step does (the stream of
+    // the thread's last GPU op); a window without steps starts cold (its next GPU op's stream).
+    std::map<ThreadKey, int32_t> seed;
+    if (w_.annotated_steps && w_.steps >= 2)
+        for (const Ref& r : all)
+            if (gpu_op(at(r).kind)) seed[at(r).tid] = at(r).stream;
+    constexpr int64_t kWaited = 20'000;  // ns: a sync shorter than this did not wait for the GPU
+    constexpr int64_t kClock = 1'000;    // ns: the trace's GPU and host clocks agree to within this
+    auto gpu_start = [](const WOp& op) {
+        int64_t s = op.gpu.valid() ? op.gpu.start : INT64_MAX;
+        for (const Span& n : op.node_gpu) s = std::min(s, n.start);
+        return s == INT64_MAX ? int64_t{-1} : s;
+    };
+    // The stream of a record is not in the trace. Its candidates: the stream of the calling
+    // thread's previous GPU op (prev) and of its next one (next). A stream wait that takes the
+    // record applies to the next GPU op of the thread on another stream than the record's
+    // (`a.wait_stream(b)` is a record on b and a wait on a; the op that needs it is the next one
+    // on a); that op cannot start on the GPU before the work issued on the record's stream ahead
+    // of the record is done. A candidate whose wait would have held that op back when the GPU
+    // ran it earlier is refuted. Evidence is gathered per site (the thread's k-th record of a
+    // step), so that every step of a loop takes the same stream.
     struct Rec {
         int64_t issued = 0, done = 0;
         bool alloc = false, synced = false;
+        int32_t prev = -1, next = -1;
+        int64_t done_prev = -1, done_next = -1;
+        std::pair<size_t, size_t> site;
     };
+    std::map<std::pair<size_t, size_t>, std::pair<bool, bool>> refuted;  // site -> (prev, next)
     std::vector<Rec> recs;
-    constexpr int64_t kWaited = 20'000;  // ns: a sync shorter than this did not wait for the GPU
+    auto pass = [&](bool final) {
+        std::vector<int64_t> last_end(w_.streams.size(), -1);
+        std::map<ThreadKey, int32_t> current = seed;
+        std::map<std::pair<size_t, size_t>, size_t> site_count;  // (thread, step) -> records so far
+        recs.clear();
+        if (final) record_ref_.clear();
+        for (const Ref& r : all) {
+            WOp& op = at(r);
+            if (gpu_op(op.kind)) {
+                int64_t end = op.gpu.end;
+                for (const Span& n : op.node_gpu) end = std::max(end, n.end);
+                last_end[static_cast<size_t>(op.stream)] = std::max(last_end[static_cast<size_t>(op.stream)], end);
+                current[op.tid] = op.stream;
+                continue;
+            }
+            auto cur = current.find(op.tid);
+            auto ahead = [&] { return std::max(stream_ahead(r, op.tid), 0); };
+            auto here = [&] { return cur != current.end() ? cur->second : ahead(); };
+            const bool waited = op.host.end - op.host.start > kWaited;
+            switch (op.kind) {
+                case WKind::EventRecord: {
+                    Rec rec;
+                    rec.issued = op.host.start;
+                    rec.alloc = op.alloc_record;
+                    rec.prev = cur != current.end() ? cur->second : -1;
+                    rec.next = stream_ahead(r, op.tid);
+                    auto done_of = [&](int32_t s) { return s < 0 ? int64_t{-1} : std::max(last_end[static_cast<size_t>(s)], op.host.start); };
+                    rec.done_prev = done_of(rec.prev);
+                    rec.done_next = done_of(rec.next);
+                    rec.site = {r.th, site_count[{r.th, r.step}]++};
+                    int32_t s = rec.prev >= 0 ? rec.prev : ahead();
+                    if (final && rec.prev >= 0 && rec.next >= 0 && rec.next != rec.prev) {
+                        auto it = refuted.find(rec.site);
+                        if (it != refuted.end() && it->second.first && !it->second.second) s = rec.next;
+                    }
+                    rec.done = s == rec.next && rec.next >= 0 ? rec.done_next : s == rec.prev && rec.prev >= 0 ? rec.done_prev
+                                                                                                                : std::max(last_end[static_cast<size_t>(s)], op.host.start);
+                    if (final) {
+                        op.stream = s;
+                        op.record = static_cast<int32_t>(recs.size());
+                        record_ref_.push_back(r);
+                    }
+                    recs.push_back(rec);
+                    break;
+                }
+                case WKind::StreamWait: {
+                    int32_t pick = -1;
+                    for (int32_t k = static_cast<int32_t>(recs.size()) - 1; k >= 0 && pick < 0; --k)
+                        if (!recs[static_cast<size_t>(k)].alloc) pick = k;
+                    if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
+                    if (pick < 0) break;
+                    Rec& rec = recs[static_cast<size_t>(pick)];
+                    rec.synced = true;  // a later event sync waits for another one
+                    if (!final) {
+                        auto& ref = refuted[rec.site];
+                        for (int h = 0; h < 2; ++h) {
+                            const int32_t s = h == 0 ? rec.prev : rec.next;
+                            const int64_t done = h == 0 ? rec.done_prev : rec.done_next;
+                            if (s < 0) continue;
+                            const WOp* x = gpu_ahead(r, op.tid, s);
+                            if (x && gpu_start(*x) >= 0 && gpu_start(*x) + kClock < done) (h == 0 ? ref.first : ref.second) = true;
+                        }
+                        break;
+                    }
+                    op.record = pick;
+                    const int32_t own = at(record_ref_[static_cast<size_t>(pick)]).stream;
+                    const int32_t other = stream_ahead(r, op.tid, own);
+                    op.stream = other >= 0 ? other : ahead();
+                    break;
+                }
+                case WKind::EventSync: {
+                    // The record whose completion explains when the sync returned; a sync that did not
+                    // wait takes the oldest record not synced yet (ev.synchronize() in issue order).
+                    int32_t pick = -1;
+                    if (waited) {
+                        int64_t best = INT64_MAX;
+                        for (size_t k = 0; k < recs.size(); ++k)
+                            if (recs[k].done > op.host.start && recs[k].done <= op.host.end && op.host.end - recs[k].done <= best)
+                                best = op.host.end - recs[k].done, pick = static_cast<int32_t>(k);
+                    }
+                    for (size_t k = 0; k < recs.size() && pick < 0; ++k)
+                        if (!recs[k].synced && !recs[k].alloc) pick = static_cast<int32_t>(k);
+                    if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
+                    if (pick >= 0) recs[static_cast<size_t>(pick)].synced = true;
+                    if (final) op.record = pick;
+                    break;
+                }
+                case WKind::StreamSync: {
+                    if (!final) break;
+                    int32_t s = here();
+                    if (waited && last_end[static_cast<size_t>(s)] <= op.host.start) {
+                        int64_t best = INT64_MAX;
+                        for (size_t k = 0; k < last_end.size(); ++k)
+                            if (last_end[k] > op.host.start && std::llabs(op.host.end - last_end[k]) < best)
+                                best = std::llabs(op.host.end - last_end[k]), s = static_cast<int32_t>(k);
+                    }
+                    op.stream = s;
+                    break;
+                }
+                default: break;
+            }
+        }
+    };
+    pass(false);
+    pass(true);
     for (const Ref& r : all) {
         WOp& op = at(r);
-        if (gpu_op(op.kind)) {
-            int64_t end = op.gpu.end;
-            for (const Span& n : op.node_gpu) end = std::max(end, n.end);
-            if (op.kind == WKind::GraphLaunch) op.stream = op.stream >= 0 ? op.stream : 0;
-            last_end[static_cast<size_t>(op.stream)] = std::max(last_end[static_cast<size_t>(op.stream)], end);
-            current[op.tid] = op.stream;
-            continue;
-        }
-        auto cur = current.find(op.tid);
-        const int32_t here = cur != current.end() ? cur->second : stream_ahead(r, op.tid);
-        const bool waited = op.host.end - op.host.start > kWaited;
-        switch (op.kind) {
-            case WKind::EventRecord: {
-                op.stream = here;
-                op.record = static_cast<int32_t>(recs.size());
-                recs.push_back(Rec{op.host.start, std::max(last_end[static_cast<size_t>(here)], op.host.start), op.alloc_record, false});
-                record_ref_.push_back(r);
-                break;
-            }
-            case WKind::StreamWait: {
-                int32_t pick = -1;
-                for (int32_t k = static_cast<int32_t>(recs.size()) - 1; k >= 0 && pick < 0; --k)
-                    if (!recs[static_cast<size_t>(k)].alloc) pick = k;
-                if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
-                if (pick >= 0) recs[static_cast<size_t>(pick)].synced = true;  // a later event sync waits for another one
-                op.record = pick;
-                op.stream = stream_ahead(r, op.tid);
-                break;
-            }
-            case WKind::EventSync: {
-                // The record whose completion explains when the sync returned; a sync that did not
-                // wait takes the oldest record not synced yet (ev.synchronize() in issue order).
-                int32_t pick = -1;
-                if (waited) {
-                    int64_t best = INT64_MAX;
-                    for (size_t k = 0; k < recs.size(); ++k)
-                        if (recs[k].done > op.host.start && recs[k].done <= op.host.end && op.host.end - recs[k].done <= best)
-                            best = op.host.end - recs[k].done, pick = static_cast<int32_t>(k);
-                }
-                for (size_t k = 0; k < recs.size() && pick < 0; ++k)
-                    if (!recs[k].synced && !recs[k].alloc) pick = static_cast<int32_t>(k);
-                if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
-                if (pick >= 0) recs[static_cast<size_t>(pick)].synced = true;
-                op.record = pick;
-                break;
-            }
-            case WKind::StreamSync: {
-                int32_t s = here;
-                if (waited && last_end[static_cast<size_t>(s)] <= op.host.start) {
-                    int64_t best = INT64_MAX;
-                    for (size_t k = 0; k < last_end.size(); ++k)
-                        if (last_end[k] > op.host.start && std::llabs(op.host.end - last_end[k]) < best)
-                            best = std::llabs(op.host.end - last_end[k]), s = static_cast<int32_t>(k);
-                }
-                op.stream = s;
-                break;
-            }
-            default: break;
-        }
         if ((op.kind == WKind::StreamWait || op.kind == WKind::EventSync) && op.record < 0) {
             op.kind = WKind::Host;  // waits on nothing recorded in the window: its time is host work
             op.duration = op.host.end - op.host.start;

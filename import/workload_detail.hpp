@@ -58,7 +58,10 @@ private:
     size_t call_marks(const WThread& th, int64_t a, int64_t b) const;
     void emit_call(size_t th, const Call& c, bool& prev_upload);
     int32_t graph_for(const Call& c);
-    int32_t stream_ahead(const Ref& r, ThreadKey tid) const;
+    // The next GPU op of trace thread `tid` after `r` (on another stream than `not_stream` when
+    // that is >= 0); -1 / null: none.
+    int32_t stream_ahead(const Ref& r, ThreadKey tid, int32_t not_stream = -1) const;
+    const WOp* gpu_ahead(const Ref& r, ThreadKey tid, int32_t not_stream = -1) const;
     std::string signature(const Ref& r) const;
     bool fold(ThreadKey main, ThreadKey other, const std::vector<Call>& calls) const;
 

@@ -658,3 +658,61 @@ TEST_CASE("import: -o - is stdout, and -o never names the trace or a non-regular
     CHECK_THAT(dev.err, Contains("character device"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("import: side-stream double buffering, the wait on the stream that needs the copy", "[import]") {
+    // prefetch.json (make_traces.py prefetch()): each step records an event on the copy stream 13
+    // and makes the legacy stream wait for it (current_stream().wait_stream(copy)), then uploads
+    // the next batch on 13, then runs three 300 us kernels on the legacy stream; the host runs
+    // ahead of the GPU. The record's previous GPU op (the last kernel, legacy stream) and its next
+    // one (the upload, stream 13) disagree: on the legacy stream the wait would have held each
+    // upload back until the previous step's kernels ended (1960 us), yet step 1's upload ran at
+    // 1152 us. So the record is on 13, and the wait applies to the next GPU op on another stream
+    // than 13: the kernels, on the legacy stream. Every step takes the same streams: one body.
+    Workload w = workload_of("prefetch.json");
+    REQUIRE(w.repeat);
+    REQUIRE(w.streams.size() == 2);
+    CHECK(w.streams[1] == "s13");
+    std::vector<const WOp*> ops;
+    for (const WOp& op : w.threads[0].steps[0])
+        if (op.kind != WKind::Host) ops.push_back(&op);
+    REQUIRE(ops.size() == 7);
+    CHECK(ops[0]->kind == WKind::EventRecord);
+    CHECK(ops[0]->stream == 1);
+    CHECK(ops[1]->kind == WKind::StreamWait);
+    CHECK(ops[1]->stream == 0);
+    CHECK(ops[1]->record == ops[0]->record);
+    CHECK(ops[2]->kind == WKind::Memcpy);
+    CHECK(ops[2]->stream == 1);
+    CHECK(ops[3]->kind == WKind::EventRecord);  // the caching host allocator's, after the upload
+    CHECK(ops[3]->stream == 1);
+    for (size_t k = 4; k < 7; ++k) CHECK((ops[k]->kind == WKind::Kernel && ops[k]->stream == 0));
+    const std::string y = scenario_of("prefetch.json");
+    CHECK_THAT(y, Contains("- {event_record: e0, stream: s13}"));
+    CHECK_THAT(y, Contains("- {stream_wait_event: e0, stream: default}"));
+
+    // Replayed on the round machine (kRound): step 0's host work before its first launch is
+    // python 10, 1, 5, copy_ 4, the upload's call 1 (20..21), copy_ 1, aten::to 2, python 10,
+    // linear 8 (event calls cost nothing here): the first kernel's call 42..43, the kernels run
+    // back to back from 43 (9 x 300 us) and the device sync returns at 2743; python 5 -> 2748.
+    // Step 1's kernels start at 943, after step 0's, long after the first upload (21..125.8576).
+    auto replay = [](std::vector<std::pair<std::string, std::string>> knobs) {
+        std::vector<std::pair<std::string, std::string>> sets;
+        for (auto& k : kRound)
+            if (k.first != "pin_copy_per_kib") sets.push_back(k);  // no pageable upload, no pin_memory knob
+        for (auto& k : knobs) sets.push_back(k);
+        LoadOptions lo;
+        lo.sets = sets;
+        Replay r{load_scenario_text(scenario_of("prefetch.json"), "prefetch.yaml", lo), {}};
+        r.tl = simulate(r.sc.program, r.sc.profile);
+        return r;
+    };
+    Replay r = replay({});
+    CHECK(us_text(r.nth(OpKind::Kernel, 0).gpu_start) == "43.000000us");
+    CHECK(us_text(r.nth(OpKind::Kernel, 3).gpu_start) == "943.000000us");
+    CHECK(us_text(r.tl.end_to_end) == "2748.000000us");
+    // A 1 GB/s link: each 1 MiB upload takes 1048.576 us. Step 1's kernels wait for the event
+    // recorded after step 0's upload (21..1069.576), not for the previous kernels (943).
+    Replay slow = replay({{"hardware.copy.h2d.bandwidth", "1GB/s"}});
+    CHECK(us_text(slow.nth(OpKind::Memcpy, 0).gpu_end) == "1069.576000us");
+    CHECK(us_text(slow.nth(OpKind::Kernel, 3).gpu_start) == "1069.576000us");
+}

@@ -392,6 +392,45 @@ def tiny(path, loader=100.0):
     t.write(path, [(MAIN, "thread %d (python3)" % MAIN)])
 
 
+def prefetch(path, steps=3):
+    """Side-stream double buffering (a data prefetcher): each step first makes the compute
+    stream wait for the copy stream (`torch.cuda.current_stream().wait_stream(copy)`: a record
+    on stream 13, then a wait on the legacy stream), then uploads the next batch on stream 13
+    (pinned, non_blocking; the caching host allocator records an event on 13 inside
+    aten::copy_), then runs three 300 us kernels on the legacy stream. GPU-bound, no per-step
+    sync: the host runs ahead and each upload starts on the idle copy stream long before the
+    previous step's kernels end. The last step ends with torch.cuda.synchronize()."""
+    t = Trace()
+    COPY = 13
+    t.gpu_free[COPY] = 0.0
+    ts = 1000.0
+    for k in range(steps):
+        s0 = ts
+        ts += 10.0
+        ts = t.event_record(MAIN, ts, "ready", COPY)
+        ts = t.stream_wait(MAIN, ts + 1.0, "ready", LEGACY)
+        ts += 5.0
+        a = ts
+        ts = t.memcpy(MAIN, ts + 4.0, "HtoD", "Pinned", "Device", 1 << 20, stream=COPY)
+        ts = t.event_record(MAIN, ts + 1.0, "hostalloc", COPY)
+        ts += 2.0
+        t.span("cpu_op", "aten::copy_", MAIN, a + 2.0, ts - a - 3.0)
+        t.span("cpu_op", "aten::to", MAIN, a, ts - a)
+        ts += 10.0
+        for name in ("sm90_xmma_gemm_f32f32_tn_n", "void at::native::vectorized_elementwise_kernel<4, at::native::relu>(int)",
+                     "sm90_xmma_gemm_f32f32_nt_n"):
+            a = ts
+            ts = t.kernel(MAIN, ts + 8.0, name, 300.0)
+            ts += 4.0
+            t.span("cpu_op", "aten::relu" if "relu" in name else "aten::linear", MAIN, a, ts - a)
+            ts += 10.0
+        if k == steps - 1:
+            ts = t.device_sync(MAIN, ts)
+            ts += 5.0
+        t.step(MAIN, 3 + k, s0, ts)
+    t.write(path, [(MAIN, "thread %d (python3)" % MAIN)])
+
+
 def bad(dirpath):
     """The bad-input catalogue of `hetsim import` (each file's message is in its .expected)."""
     def dump(name, doc):
@@ -459,6 +498,7 @@ if __name__ == "__main__":
     offload(os.path.join(out, "offload.json"))
     tiny(os.path.join(out, "tiny.json"))
     tiny(os.path.join(out, "tiny_loader.json"), loader=400.0)
+    prefetch(os.path.join(out, "prefetch.json"))
     with open(os.path.join(out, "infer_graph.json"), "rb") as f:  # the importer reads gzip too
         gz = gzip.compress(f.read(), mtime=0)
     with open(os.path.join(out, "infer_graph.json.gz"), "wb") as f:
