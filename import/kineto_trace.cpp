@@ -300,9 +300,10 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file,
         g.name = name;
         g.start = ts;
         g.end = ts + dur;
+        // Without a correlation id (or one no call has) the record is still GPU work: the builder
+        // places it after the call of its stream's previous work (import/workload_build.cpp).
         g.correlation = rd.integer(args, "correlation", -1, args_at);
-        if (g.correlation < 0)
-            rd.fail("a " + c + " event without \"args\": {\"correlation\": ...}: it cannot be matched to the CUDA call that issued it", at);
+        if (g.correlation < 0) g.correlation = -1;
         g.device = rd.integer(args, "device", has_ids ? pid : 0, args_at);
         g.stream = rd.integer(args, "stream", has_ids ? tid : 0, args_at);
         if (g.kind == GpuKind::Kernel) {

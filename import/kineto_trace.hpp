@@ -46,7 +46,7 @@ struct GpuActivity {
     GpuKind kind = GpuKind::Kernel;
     std::string name;  // the kernel's (demangled) name, or "Memcpy HtoD (Pageable -> Device)"
     int64_t start = 0, end = 0;
-    int64_t correlation = -1;
+    int64_t correlation = -1;  // -1: the record has none
     int64_t device = 0;
     int64_t stream = 0;
     // kernels
@@ -71,7 +71,7 @@ struct KinetoTrace {
     std::map<ThreadKey, std::vector<CpuSpan>> spans;  // per thread, sorted by (start, longest first)
     std::vector<ApiCall> calls;   // sorted by start; one per correlation id (the outermost)
     std::vector<GpuActivity> gpu; // sorted by start
-    std::multimap<int64_t, size_t> gpu_by_correlation;  // correlation -> index into gpu
+    std::multimap<int64_t, size_t> gpu_by_correlation;  // correlation -> index into gpu (-1: records without one)
     std::vector<ProfilerStep> steps;  // sorted by number; empty when the trace has none
     size_t events = 0;            // traceEvents read
 };

@@ -31,6 +31,9 @@ bool overlaps(const Intervals& m, int64_t a, int64_t b) {
     return false;
 }
 
+// ns: a stream idle for longer than this before a piece of work started was idle when it was issued.
+constexpr int64_t kIdleGap = 1'000;
+
 bool gpu_op(WKind k) { return k == WKind::Kernel || k == WKind::Memcpy || k == WKind::Memset || k == WKind::GraphLaunch; }
 
 }  // namespace
@@ -48,6 +51,8 @@ Builder::Builder(const KinetoTrace& t, Workload& w, const ImportOptions& opt, in
     for (auto& [key, m] : call_marks_) std::sort(m.begin(), m.end());
     w_.streams.push_back("default");
     w_.stream_ids.push_back(opt_.legacy_stream);
+    int64_t end = INT64_MIN;
+    for (const GpuActivity& g : t_.gpu) gpu_end_before_.push_back(end = std::max(end, g.end));
 }
 
 size_t Builder::step_of(int64_t abs) const {
@@ -303,6 +308,30 @@ void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
             break;
         case CallKind::StreamWait: op.kind = WKind::StreamWait; break;
         case CallKind::EventSync: op.kind = WKind::EventSync; break;
+        case CallKind::FreeSync: {
+            // cudaFree: a device sync, then the free's own host work, which is what remains of the
+            // call after the device's work issued before it ended (GPU work that started before
+            // the call returned was issued before it).
+            op.kind = WKind::DeviceSync;
+            op.implicit = true;
+            auto first_after = std::lower_bound(t_.gpu.begin(), t_.gpu.end(), a.end,
+                                                [](const GpuActivity& x, int64_t v) { return x.start < v; });
+            const size_t n = static_cast<size_t>(first_after - t_.gpu.begin());
+            const int64_t drained = std::clamp(n > 0 ? gpu_end_before_[n - 1] : a.start, a.start, a.end);
+            WOp own;
+            own.kind = WKind::Host;
+            own.label = clean_label(a.name);
+            own.duration = a.end - drained;
+            own.host = Span{drained - ws_, a.end - ws_};
+            own.tid = a.thread;
+            own.top_start = op.top_start, own.top_end = op.top_end;
+            op.host.end = drained - ws_;
+            auto& step = thread.steps[step_of(a.start)];
+            step.push_back(std::move(op));
+            if (own.duration > 0) step.push_back(std::move(own));
+            prev_upload = false;
+            return;
+        }
         case CallKind::StreamSync:
         case CallKind::DeviceSync:
             op.kind = c.kind == CallKind::StreamSync ? WKind::StreamSync : WKind::DeviceSync;
@@ -315,6 +344,79 @@ void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
     }
     prev_upload = op.pageable_upload;
     thread.steps[step_of(a.start)].push_back(std::move(op));
+}
+
+void Builder::place_orphans(const std::vector<Call>& calls) {
+    std::set<int64_t> issued;  // correlation ids of every call of the trace, in the window or not
+    for (const ApiCall& a : t_.calls)
+        if (a.correlation >= 0) issued.insert(a.correlation);
+    // Per stream, the window's calls' GPU work on it by GPU start: (start, index into calls).
+    std::map<int64_t, std::vector<std::pair<int64_t, size_t>>> on_stream;
+    for (size_t i = 0; i < calls.size(); ++i)
+        for (size_t gi : calls[i].gpu) on_stream[t_.gpu[gi].stream].emplace_back(t_.gpu[gi].start, i);
+    for (auto& [s, v] : on_stream) std::sort(v.begin(), v.end());
+    std::map<int64_t, int64_t> busy_end;  // per stream: the end of its work started so far
+    for (size_t gi = 0; gi < t_.gpu.size(); ++gi) {
+        const GpuActivity& g = t_.gpu[gi];
+        auto busy = busy_end.try_emplace(g.stream, INT64_MIN).first;
+        const int64_t busy_until = busy->second;
+        busy->second = std::max(busy->second, g.end);
+        if (g.start < ws_ || g.start > we_ || g.host_to_host || (g.correlation >= 0 && issued.count(g.correlation))) continue;
+        const auto& v = on_stream[g.stream];
+        auto next = std::lower_bound(v.begin(), v.end(), std::make_pair(g.start, size_t{0}));
+        if (next == v.begin()) {  // ahead of everything the window issued on its stream
+            ++w_.orphans_before_window;
+            continue;
+        }
+        // After the latest call of the thread that issued the stream's previous work that had
+        // returned when this work started (never before that previous work's call, nor after
+        // the call of the stream's next work on the same thread).
+        const size_t prev = std::prev(next)->second;
+        const ThreadKey tid = calls[prev].api->thread;
+        const size_t stop = next != v.end() && calls[next->second].api->thread == tid ? next->second : calls.size();
+        size_t at = prev;
+        for (size_t j = prev + 1; j < stop && calls[j].api->start <= g.start; ++j)
+            if (calls[j].api->thread == tid && calls[j].api->end <= g.start) at = j;
+        // When: where the stream was idle until the work started, it was issued then (its GPU
+        // start, within the host work after that call); where the stream was busy up to it, it
+        // was queued earlier: right after that call.
+        int64_t issue = calls[at].api->end;
+        if (busy_until + kIdleGap < g.start) {
+            int64_t limit = g.start;
+            for (size_t j = at + 1; j < calls.size(); ++j)
+                if (calls[j].api->thread == tid) {
+                    limit = std::min(limit, calls[j].api->start);
+                    break;
+                }
+            issue = std::max(issue, limit);
+        }
+        auto& after = orphans_after_[at];
+        if (!after.empty()) issue = std::max(issue, after.back().first);  // in the order the GPU ran them
+        after.emplace_back(issue, gi);
+        ++w_.orphans_placed;
+    }
+}
+
+void Builder::emit_orphan(size_t th, size_t gi, int64_t issue, ThreadKey tid) {
+    const GpuActivity& g = t_.gpu[gi];
+    WOp op;
+    op.orphan = true;
+    op.host = Span{issue - ws_, issue - ws_};
+    op.gpu = Span{g.start - ws_, g.end - ws_};
+    op.stream = stream_index(g.stream);
+    op.tid = tid;
+    op.duration = g.end - g.start;
+    if (g.kind == GpuKind::Kernel) {
+        op.kind = WKind::Kernel;
+        op.name = g.name;
+        op.label = short_kernel_name(g.name);
+        op.grid = g.grid, op.block = g.block, op.registers = g.registers, op.shared_memory = g.shared_memory;
+    } else {
+        op.kind = g.kind == GpuKind::Memcpy ? WKind::Memcpy : WKind::Memset;
+        op.label = clean_label(g.name);
+        op.bytes = g.bytes, op.dir = g.dir, op.mem = g.host_mem;
+    }
+    w_.threads[th].steps[step_of(issue)].push_back(std::move(op));
 }
 
 void Builder::build_ops(const std::vector<Call>& calls) {
@@ -340,11 +442,18 @@ void Builder::build_ops(const std::vector<Call>& calls) {
         cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
         int64_t cursor = ws_;
         bool prev_upload = false;
-        for (const Call& c : calls) {
+        for (size_t i = 0; i < calls.size(); ++i) {
+            const Call& c = calls[i];
             if (thread_of_.at(c.api->thread) != th) continue;
             emit_host(th, cursor, c.api->start, side, cuts);
             emit_call(th, c, prev_upload);
             cursor = std::max(cursor, c.api->end);
+            if (auto it = orphans_after_.find(i); it != orphans_after_.end())
+                for (auto [issue, gi] : it->second) {
+                    if (issue > cursor) emit_host(th, cursor, issue, side, cuts);
+                    emit_orphan(th, gi, issue, c.api->thread);
+                    cursor = std::max(cursor, issue);
+                }
         }
         if (!side) emit_host(th, cursor, we_, false, cuts);
     }

@@ -716,3 +716,71 @@ TEST_CASE("import: side-stream double buffering, the wait on the stream that nee
     CHECK(us_text(slow.nth(OpKind::Memcpy, 0).gpu_end) == "1069.576000us");
     CHECK(us_text(slow.nth(OpKind::Kernel, 3).gpu_start) == "1069.576000us");
 }
+
+TEST_CASE("import: every CUDA call name of a PyTorch 2.x trace", "[import]") {
+    // calls.json (make_traces.py calls(), us from the step's start): queries stay host work; the
+    // runtime and driver launches (cudaLaunchKernelExC, cuLaunchKernelEx, cuLaunchKernel,
+    // cudaLaunchCooperativeKernel), cudaMemsetAsync and cudaMemcpy2DAsync become their GPU work;
+    // cudaEventRecordWithFlags a record; two kernels no call issued are placed; the graph capture's
+    // calls stay host work; cudaGraphLaunch, the blocking cudaMemcpy, cudaEventSynchronize (of the
+    // record at 100, not of the captured one), cudaThreadSynchronize (a device sync, as
+    // torch.cuda.synchronize()), cudaFree (a device sync the step_sync knob keeps, then 30 us of
+    // its own work: the GPU was idle) and cudaStreamSynchronize.
+    Workload w = workload_of("calls.json");
+    REQUIRE(w.repeat);
+    CHECK(w.calls_kept_as_host == 40);  // 20 a step: 8 queries, 7 allocation and other calls, 3 in the capture, its end and the instantiate
+    CHECK(w.calls_in_capture == 6);
+    CHECK(w.launches_without_kernel == 0);  // the captured launch is not a lost kernel
+    CHECK(w.orphans_placed == 4);
+    CHECK(w.orphans_before_window == 0);
+    std::vector<const WOp*> ops;
+    const auto& body = w.threads[0].steps[0];
+    for (const WOp& op : body)
+        if (op.kind != WKind::Host) ops.push_back(&op);
+    const std::vector<WKind> kinds = {WKind::Kernel,      WKind::Kernel,   WKind::Kernel,     WKind::Kernel,     WKind::Memset,
+                                      WKind::Memcpy,      WKind::EventRecord, WKind::Kernel,  WKind::Kernel,     WKind::GraphLaunch,
+                                      WKind::Memcpy,      WKind::EventSync, WKind::DeviceSync, WKind::DeviceSync, WKind::StreamSync};
+    REQUIRE(ops.size() == kinds.size());
+    for (size_t k = 0; k < kinds.size(); ++k) {
+        INFO(k);
+        CHECK(ops[k]->kind == kinds[k]);
+    }
+    CHECK(ops[0]->label == "k0");
+    CHECK(ops[1]->label == "triton_poi_fused_1");
+    CHECK(ops[2]->label == "triton_poi_fused_2");
+    CHECK(ops[3]->label == "k3");
+    CHECK(ops[4]->bytes == 4096);
+    CHECK((!ops[5]->sync && ops[5]->dir == CopyDir::D2D && ops[5]->bytes == 65536));
+    // The kernel no call issued: its stream was idle, so it went at its GPU start, 186 us; the
+    // one without a correlation id right behind it (its stream busy until then).
+    CHECK((ops[7]->label == "library_kernel" && ops[7]->orphan && ops[7]->host.start == 186'000));
+    CHECK((ops[8]->label == "uncorrelated_kernel" && ops[8]->orphan && ops[8]->host.start == 186'000));
+    CHECK(w.graphs.size() == 1);
+    CHECK((ops[10]->sync && ops[10]->dir == CopyDir::D2H && ops[10]->mem == MemKind::Pageable && ops[10]->bytes == 4));
+    CHECK(ops[11]->record == ops[6]->record);
+    CHECK((ops[12]->readback && !ops[12]->implicit));
+    CHECK((!ops[13]->readback && ops[13]->implicit));
+    bool free_work = false;
+    for (size_t p = 0; p + 1 < body.size(); ++p)
+        if (&body[p] == ops[13]) free_work = body[p + 1].kind == WKind::Host && body[p + 1].label == "cudaFree" && body[p + 1].duration == 30'000;
+    CHECK(free_work);
+
+    // The scenario loads, replays, and compares op by op with the trace.
+    const std::string y = scenario_of("calls.json");
+    CHECK_THAT(y, Contains("# Note: GPU work that no call of the trace issued"));
+    CHECK_THAT(y, Contains("# Note: calls inside a graph capture"));
+    CHECK(predict_us(y) > 700);
+    auto device_syncs = [&](const char* step_sync) {
+        LoadOptions lo;
+        lo.sets = {{"step_sync", step_sync}};
+        Scenario sc = load_scenario_text(y, "calls.yaml", lo);
+        size_t n = 0;
+        for (uint32_t i : sc.program.threads[0].ops) n += sc.program.ops[i].kind == OpKind::DeviceSync;
+        return n;
+    };
+    CHECK(device_syncs("true") == 4);
+    CHECK(device_syncs("false") == 3);  // step 0's cudaThreadSynchronize goes; cudaFree's syncs stay
+    Scenario sc = load_scenario_text(y, "calls.yaml");
+    MeasuredTrace m = read_kineto_measured(trace_path("calls.json"), sc.program, as_traced());
+    CHECK(m.step_length.size() == 2);
+}
