@@ -289,7 +289,12 @@ void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
         case CallKind::Memset:
             op.kind = c.kind == CallKind::Memcpy ? WKind::Memcpy : WKind::Memset;
             op.label = clean_label(inner.empty() ? a.name : inner);
-            op.bytes = g->bytes, op.dir = g->dir, op.mem = g->host_mem;
+            op.bytes = 0;
+            for (size_t gi : c.gpu) {  // a call that the GPU ran as several records: all of them
+                op.bytes += t_.gpu[gi].bytes;
+                op.gpu.end = std::max(op.gpu.end, t_.gpu[gi].end - ws_);
+            }
+            op.dir = g->dir, op.mem = g->host_mem;
             op.sync = !contains(a.name, "Async");
             op.pageable_upload = op.kind == WKind::Memcpy && op.dir == CopyDir::H2D && op.mem == MemKind::Pageable;
             op.readback = in_readback;
@@ -364,19 +369,28 @@ void Builder::place_orphans(const std::vector<Call>& calls) {
         if (g.start < ws_ || g.start > we_ || g.host_to_host || (g.correlation >= 0 && issued.count(g.correlation))) continue;
         const auto& v = on_stream[g.stream];
         auto next = std::lower_bound(v.begin(), v.end(), std::make_pair(g.start, size_t{0}));
-        if (next == v.begin()) {  // ahead of everything the window issued on its stream
+        size_t at = calls.size();
+        if (v.empty()) {
+            // A stream that no call of the window issued work on (a library's own): the main
+            // thread's, after its latest call that had returned when the work started.
+            for (size_t j = 0; j < calls.size() && calls[j].api->start <= g.start; ++j)
+                if (thread_of_.at(calls[j].api->thread) == 0 && calls[j].api->end <= g.start) at = j;
+        } else if (next != v.begin()) {
+            // After the latest call of the thread that issued the stream's previous work that
+            // had returned when this work started (never before that previous work's call, nor
+            // after the call of the stream's next work on the same thread).
+            const size_t prev = std::prev(next)->second;
+            const size_t th = thread_of_.at(calls[prev].api->thread);
+            const size_t stop = next != v.end() && thread_of_.at(calls[next->second].api->thread) == th ? next->second : calls.size();
+            at = prev;
+            for (size_t j = prev + 1; j < stop && calls[j].api->start <= g.start; ++j)
+                if (thread_of_.at(calls[j].api->thread) == th && calls[j].api->end <= g.start) at = j;
+        }
+        if (at == calls.size()) {  // ahead of everything the window issued on its stream (or on main)
             ++w_.orphans_before_window;
             continue;
         }
-        // After the latest call of the thread that issued the stream's previous work that had
-        // returned when this work started (never before that previous work's call, nor after
-        // the call of the stream's next work on the same thread).
-        const size_t prev = std::prev(next)->second;
-        const ThreadKey tid = calls[prev].api->thread;
-        const size_t stop = next != v.end() && calls[next->second].api->thread == tid ? next->second : calls.size();
-        size_t at = prev;
-        for (size_t j = prev + 1; j < stop && calls[j].api->start <= g.start; ++j)
-            if (calls[j].api->thread == tid && calls[j].api->end <= g.start) at = j;
+        const size_t th = thread_of_.at(calls[at].api->thread);
         // When: where the stream was idle until the work started, it was issued then (its GPU
         // start, within the host work after that call); where the stream was busy up to it, it
         // was queued earlier: right after that call.
@@ -384,7 +398,7 @@ void Builder::place_orphans(const std::vector<Call>& calls) {
         if (busy_until + kIdleGap < g.start) {
             int64_t limit = g.start;
             for (size_t j = at + 1; j < calls.size(); ++j)
-                if (calls[j].api->thread == tid) {
+                if (thread_of_.at(calls[j].api->thread) == th) {
                     limit = std::min(limit, calls[j].api->start);
                     break;
                 }
@@ -477,7 +491,7 @@ const WOp* Builder::gpu_ahead(const Ref& r, ThreadKey tid, int32_t not_stream) c
     for (; s < th.steps.size(); ++s, p = 0)
         for (; p < th.steps[s].size(); ++p) {
             const WOp& op = th.steps[s][p];
-            if (gpu_op(op.kind) && op.tid == tid && (not_stream < 0 || op.stream != not_stream)) return &op;
+            if (gpu_op(op.kind) && !op.orphan && op.tid == tid && (not_stream < 0 || op.stream != not_stream)) return &op;
         }
     return nullptr;
 }
@@ -497,7 +511,7 @@ void Builder::link() {
     std::map<ThreadKey, int32_t> seed;
     if (w_.annotated_steps && w_.steps >= 2)
         for (const Ref& r : all)
-            if (gpu_op(at(r).kind)) seed[at(r).tid] = at(r).stream;
+            if (gpu_op(at(r).kind) && !at(r).orphan) seed[at(r).tid] = at(r).stream;
     constexpr int64_t kWaited = 20'000;  // ns: a sync shorter than this did not wait for the GPU
     constexpr int64_t kClock = 1'000;    // ns: the trace's GPU and host clocks agree to within this
     auto gpu_start = [](const WOp& op) {
@@ -534,7 +548,7 @@ void Builder::link() {
                 int64_t end = op.gpu.end;
                 for (const Span& n : op.node_gpu) end = std::max(end, n.end);
                 last_end[static_cast<size_t>(op.stream)] = std::max(last_end[static_cast<size_t>(op.stream)], end);
-                current[op.tid] = op.stream;
+                if (!op.orphan) current[op.tid] = op.stream;  // GPU work no call issued is not the thread's
                 continue;
             }
             auto cur = current.find(op.tid);

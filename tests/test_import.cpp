@@ -725,13 +725,13 @@ TEST_CASE("import: every CUDA call name of a PyTorch 2.x trace", "[import]") {
     // calls stay host work; cudaGraphLaunch, the blocking cudaMemcpy, cudaEventSynchronize (of the
     // record at 100, not of the captured one), cudaThreadSynchronize (a device sync, as
     // torch.cuda.synchronize()), cudaFree (a device sync the step_sync knob keeps, then 30 us of
-    // its own work: the GPU was idle) and cudaStreamSynchronize.
+    // its own work: the GPU was idle), a kernel on a stream no call used, cudaStreamSynchronize.
     Workload w = workload_of("calls.json");
     REQUIRE(w.repeat);
     CHECK(w.calls_kept_as_host == 40);  // 20 a step: 8 queries, 7 allocation and other calls, 3 in the capture, its end and the instantiate
     CHECK(w.calls_in_capture == 6);
     CHECK(w.launches_without_kernel == 0);  // the captured launch is not a lost kernel
-    CHECK(w.orphans_placed == 4);
+    CHECK(w.orphans_placed == 6);
     CHECK(w.orphans_before_window == 0);
     std::vector<const WOp*> ops;
     const auto& body = w.threads[0].steps[0];
@@ -739,7 +739,8 @@ TEST_CASE("import: every CUDA call name of a PyTorch 2.x trace", "[import]") {
         if (op.kind != WKind::Host) ops.push_back(&op);
     const std::vector<WKind> kinds = {WKind::Kernel,      WKind::Kernel,   WKind::Kernel,     WKind::Kernel,     WKind::Memset,
                                       WKind::Memcpy,      WKind::EventRecord, WKind::Kernel,  WKind::Kernel,     WKind::GraphLaunch,
-                                      WKind::Memcpy,      WKind::EventSync, WKind::DeviceSync, WKind::DeviceSync, WKind::StreamSync};
+                                      WKind::Memcpy,      WKind::EventSync, WKind::DeviceSync, WKind::DeviceSync, WKind::Kernel,
+                                      WKind::StreamSync};
     REQUIRE(ops.size() == kinds.size());
     for (size_t k = 0; k < kinds.size(); ++k) {
         INFO(k);
@@ -764,6 +765,12 @@ TEST_CASE("import: every CUDA call name of a PyTorch 2.x trace", "[import]") {
     for (size_t p = 0; p + 1 < body.size(); ++p)
         if (&body[p] == ops[13]) free_work = body[p + 1].kind == WKind::Host && body[p + 1].label == "cudaFree" && body[p + 1].duration == 30'000;
     CHECK(free_work);
+    // The kernel on a stream no call used: on the main thread after cudaFree (the latest call
+    // that had returned at 335), at its GPU start (its stream idle); it does not make s21 the
+    // thread's stream: the stream sync after it stays on the legacy stream.
+    CHECK((ops[14]->label == "side_library_kernel" && ops[14]->orphan && ops[14]->host.start == 335'000));
+    CHECK(w.streams[static_cast<size_t>(ops[14]->stream)] == "s21");
+    CHECK(ops[15]->stream == 0);
 
     // The scenario loads, replays, and compares op by op with the trace.
     const std::string y = scenario_of("calls.json");

@@ -450,8 +450,9 @@ def calls(path):
     214): host work; cudaGraphLaunch 230 (two 10 us nodes); cudaMemcpy 260 (blocking, 4 B device
     to pageable host); cudaEventSynchronize 270 (the record at 100); cudaThreadSynchronize 280
     (the old name of cudaDeviceSynchronize); cudaFree 300 (an implicit device sync, 30 us
-    long: the GPU is idle, so all of it is the free's own work); cudaStreamSynchronize 350. The
-    step ends at s0 + 400."""
+    long: the GPU is idle, so all of it is the free's own work); a kernel on stream 21, where no
+    call of the trace issued work (a library's own stream; correlation 9100 + k, GPU at 335,
+    5 us); cudaStreamSynchronize 350. The step ends at s0 + 400."""
     t = Trace()
 
     def call(name, ts, dur, cbid=0, driver=False):
@@ -503,6 +504,8 @@ def calls(path):
         call("cudaEventSynchronize", s0 + 270, 2.0)
         call("cudaThreadSynchronize", s0 + 280, 2.0)
         call("cudaFree", s0 + 300, 30.0)
+        t._gpu("kernel", "void side_library_kernel<float>(float*)", 21, s0 + 335, 5.0, 9100 + k,
+               {"registers per thread": 32, "shared memory": 0, "grid": [8, 1, 1], "block": [128, 1, 1]})
         call("cudaStreamSynchronize", s0 + 350, 2.0)
         t.step(MAIN, 3 + k, s0, s0 + 400.0)
     t.write(path, [(MAIN, "thread %d (python3)" % MAIN)])
