@@ -207,8 +207,9 @@ Workload build_workload(const KinetoTrace& t, const ImportOptions& opt) {
                           " records, each placed after the call of the thread that issued its stream's previous work (at its "
                           "GPU start where the stream was idle until then)");
     if (w.orphans_before_window)
-        w.notes.push_back("GPU work that no call of the trace issued, ahead of the window's work on its stream (issued before "
-                          "the window): " + std::to_string(w.orphans_before_window) + " records, left out");
+        w.notes.push_back("GPU work that no call of the trace issued, ahead of the window's work on its stream and run back to "
+                          "back with work started before the window (issued before it): " +
+                          std::to_string(w.orphans_before_window) + " records, left out");
     if (w.calls_in_capture)
         w.notes.push_back("calls inside a graph capture (cudaStreamBeginCapture .. cudaStreamEndCapture) are recorded, not run: " +
                           std::to_string(w.calls_in_capture) + " calls, their time stays in the host work");

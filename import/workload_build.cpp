@@ -31,8 +31,9 @@ bool overlaps(const Intervals& m, int64_t a, int64_t b) {
     return false;
 }
 
-// ns: a stream idle for longer than this before a piece of work started was idle when it was issued.
-constexpr int64_t kIdleGap = 1'000;
+// ns: a stream idle for longer than this before a piece of work started was idle when it was
+// issued; a shorter gap is how a queued kernel follows its predecessor (a few us).
+constexpr int64_t kIdleGap = 10'000;
 
 bool gpu_op(WKind k) { return k == WKind::Kernel || k == WKind::Memcpy || k == WKind::Memset || k == WKind::GraphLaunch; }
 
@@ -360,22 +361,30 @@ void Builder::place_orphans(const std::vector<Call>& calls) {
     for (size_t i = 0; i < calls.size(); ++i)
         for (size_t gi : calls[i].gpu) on_stream[t_.gpu[gi].stream].emplace_back(t_.gpu[gi].start, i);
     for (auto& [s, v] : on_stream) std::sort(v.begin(), v.end());
-    std::map<int64_t, int64_t> busy_end;  // per stream: the end of its work started so far
+    // Per stream: the end of its work started so far, and whether that work runs back to back
+    // from work started before the window (the queue the window opened on).
+    std::map<int64_t, std::pair<int64_t, bool>> busy_end;
     for (size_t gi = 0; gi < t_.gpu.size(); ++gi) {
         const GpuActivity& g = t_.gpu[gi];
-        auto busy = busy_end.try_emplace(g.stream, INT64_MIN).first;
-        const int64_t busy_until = busy->second;
-        busy->second = std::max(busy->second, g.end);
+        auto busy = busy_end.try_emplace(g.stream, INT64_MIN, false).first;
+        const int64_t busy_until = busy->second.first;
+        const bool queued = busy_until != INT64_MIN && busy_until + kIdleGap >= g.start;
+        const bool from_before = g.start < ws_ || (queued && busy->second.second);
+        busy->second = {std::max(busy_until, g.end), from_before};
         if (g.start < ws_ || g.start > we_ || g.host_to_host || (g.correlation >= 0 && issued.count(g.correlation))) continue;
         const auto& v = on_stream[g.stream];
         auto next = std::lower_bound(v.begin(), v.end(), std::make_pair(g.start, size_t{0}));
         size_t at = calls.size();
-        if (v.empty()) {
-            // A stream that no call of the window issued work on (a library's own): the main
-            // thread's, after its latest call that had returned when the work started.
+        if (next == v.begin() && from_before) {
+            // No work the window issued runs ahead of it on its stream, and the stream ran it
+            // back to back with work started before the window: issued before the window.
+        } else if (next == v.begin()) {
+            // Ahead of the window's work on its stream (on a stream no call of the window used:
+            // a library's own) but issued in the window: the main thread's, after its latest
+            // call that had returned when the work started.
             for (size_t j = 0; j < calls.size() && calls[j].api->start <= g.start; ++j)
                 if (thread_of_.at(calls[j].api->thread) == 0 && calls[j].api->end <= g.start) at = j;
-        } else if (next != v.begin()) {
+        } else {
             // After the latest call of the thread that issued the stream's previous work that
             // had returned when this work started (never before that previous work's call, nor
             // after the call of the stream's next work on the same thread).
@@ -386,7 +395,7 @@ void Builder::place_orphans(const std::vector<Call>& calls) {
             for (size_t j = prev + 1; j < stop && calls[j].api->start <= g.start; ++j)
                 if (thread_of_.at(calls[j].api->thread) == th && calls[j].api->end <= g.start) at = j;
         }
-        if (at == calls.size()) {  // ahead of everything the window issued on its stream (or on main)
+        if (at == calls.size()) {  // issued before the window (or before the main thread's first call)
             ++w_.orphans_before_window;
             continue;
         }
@@ -395,7 +404,7 @@ void Builder::place_orphans(const std::vector<Call>& calls) {
         // start, within the host work after that call); where the stream was busy up to it, it
         // was queued earlier: right after that call.
         int64_t issue = calls[at].api->end;
-        if (busy_until + kIdleGap < g.start) {
+        if (!queued) {
             int64_t limit = g.start;
             for (size_t j = at + 1; j < calls.size(); ++j)
                 if (thread_of_.at(calls[j].api->thread) == th) {

@@ -732,7 +732,7 @@ TEST_CASE("import: every CUDA call name of a PyTorch 2.x trace", "[import]") {
     CHECK(w.calls_in_capture == 6);
     CHECK(w.launches_without_kernel == 0);  // the captured launch is not a lost kernel
     CHECK(w.orphans_placed == 6);
-    CHECK(w.orphans_before_window == 0);
+    CHECK(w.orphans_before_window == 1);  // the tail queued before the window (the one that starts before it is not counted)
     std::vector<const WOp*> ops;
     const auto& body = w.threads[0].steps[0];
     for (const WOp& op : body)

@@ -452,7 +452,9 @@ def calls(path):
     (the old name of cudaDeviceSynchronize); cudaFree 300 (an implicit device sync, 30 us
     long: the GPU is idle, so all of it is the free's own work); a kernel on stream 21, where no
     call of the trace issued work (a library's own stream; correlation 9100 + k, GPU at 335,
-    5 us); cudaStreamSynchronize 350. The step ends at s0 + 400."""
+    5 us); cudaStreamSynchronize 350. The step ends at s0 + 400. Before the first step, the
+    previous step's tail still runs (two kernels no call of the trace issued, 990..1003 and
+    1004..1008 us, back to back): issued before the window."""
     t = Trace()
 
     def call(name, ts, dur, cbid=0, driver=False):
@@ -465,6 +467,9 @@ def calls(path):
         t._gpu("kernel", name, LEGACY, start, dur, corr,
                {"registers per thread": 32, "shared memory": 0, "grid": [8, 1, 1], "block": [128, 1, 1]})
 
+    # the previous step's tail, queued before the profiler started: its calls are not in the trace
+    kernel("void previous_step_tail<float>(float*)", 8000, 990.0, 13.0)
+    kernel("void previous_step_tail<float>(float*)", 8001, 1004.0, 4.0)
     for k in range(2):
         s0 = 1000.0 + 400.0 * k
         for i, name in enumerate(("cudaGetDevice", "cudaStreamIsCapturing", "cudaPeekAtLastError", "cudaFuncGetAttributes",
