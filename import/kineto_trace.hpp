@@ -58,6 +58,14 @@ struct GpuActivity {
     bool host_to_host = false;           // "Memcpy HtoH": not a GPU copy
 };
 
+// A cuda_sync event (written when the profiler ran with enable_cuda_sync_events): what CUPTI
+// saw of a stream wait or event sync, by the correlation id of its call.
+struct SyncInfo {
+    int64_t stream = -1;              // the stream that waits ("Stream Wait Event"), -1: none
+    int64_t wait_on_stream = -1;      // the stream of the event's record, -1: unknown
+    int64_t record_correlation = -1;  // the correlation id of the cudaEventRecord, -1: unknown
+};
+
 struct ProfilerStep {
     int64_t number = 0;  // N of ProfilerStep#N
     int64_t start = 0, end = 0;
@@ -73,6 +81,7 @@ struct KinetoTrace {
     std::vector<GpuActivity> gpu; // sorted by start
     std::multimap<int64_t, size_t> gpu_by_correlation;  // correlation -> index into gpu (-1: records without one)
     std::vector<ProfilerStep> steps;  // sorted by number; empty when the trace has none
+    std::map<int64_t, SyncInfo> sync_by_correlation;  // cuda_sync events, by their call's correlation id
     size_t events = 0;            // traceEvents read
 };
 

@@ -51,6 +51,7 @@ struct WOp {
     Span host, gpu;
     std::vector<Span> node_gpu;  // GraphLaunch: each node's GPU work
     ThreadKey tid{};             // the trace thread that made the call
+    int64_t correlation = -1;    // the call's correlation id (-1: none)
 };
 
 struct WGraph {

@@ -262,6 +262,7 @@ void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
     WOp op;
     op.host = Span{a.start - ws_, a.end - ws_};
     op.tid = a.thread;
+    op.correlation = a.correlation;
     std::vector<const CpuSpan*> chain;
     covering(thread, a.start + (a.end - a.start) / 2, chain);
     std::string inner;
@@ -542,6 +543,24 @@ void Builder::link() {
         int32_t prev = -1, next = -1;
         int64_t done_prev = -1, done_next = -1;
         std::pair<size_t, size_t> site;
+        int64_t correlation = -1;
+        int32_t known = -1;  // the stream the trace's cuda_sync events say it was recorded on
+    };
+    // With enable_cuda_sync_events the trace says, for each wait and event sync, which record it
+    // waited for and on which stream that was recorded: where it does, that is used.
+    std::map<int64_t, int32_t> known_stream;  // a record's call correlation -> its stream
+    for (const auto& [corr, si] : t_.sync_by_correlation) {
+        if (si.record_correlation >= 0 && si.wait_on_stream >= 0) known_stream[si.record_correlation] = stream_index(si.wait_on_stream);
+        if (si.stream >= 0) stream_index(si.stream);
+    }
+    auto sync_info = [&](const WOp& op) -> const SyncInfo* {
+        auto it = op.correlation >= 0 ? t_.sync_by_correlation.find(op.correlation) : t_.sync_by_correlation.end();
+        return it != t_.sync_by_correlation.end() && it->second.record_correlation >= 0 ? &it->second : nullptr;
+    };
+    auto record_of = [](const std::vector<Rec>& v, int64_t corr) {
+        for (int32_t k = static_cast<int32_t>(v.size()) - 1; k >= 0; --k)
+            if (v[static_cast<size_t>(k)].correlation == corr) return k;
+        return int32_t{-1};
     };
     std::map<std::pair<size_t, size_t>, std::pair<bool, bool>> refuted;  // site -> (prev, next)
     std::vector<Rec> recs;
@@ -575,8 +594,11 @@ void Builder::link() {
                     rec.done_prev = done_of(rec.prev);
                     rec.done_next = done_of(rec.next);
                     rec.site = {r.th, site_count[{r.th, r.step}]++};
-                    int32_t s = rec.prev >= 0 ? rec.prev : ahead();
-                    if (final && rec.prev >= 0 && rec.next >= 0 && rec.next != rec.prev) {
+                    rec.correlation = op.correlation;
+                    if (auto k = op.correlation >= 0 ? known_stream.find(op.correlation) : known_stream.end(); k != known_stream.end())
+                        rec.known = k->second;
+                    int32_t s = rec.known >= 0 ? rec.known : rec.prev >= 0 ? rec.prev : ahead();
+                    if (final && rec.known < 0 && rec.prev >= 0 && rec.next >= 0 && rec.next != rec.prev) {
                         auto it = refuted.find(rec.site);
                         if (it != refuted.end() && it->second.first && !it->second.second) s = rec.next;
                     }
@@ -595,12 +617,14 @@ void Builder::link() {
                     for (int32_t k = static_cast<int32_t>(recs.size()) - 1; k >= 0 && pick < 0; --k)
                         if (!recs[static_cast<size_t>(k)].alloc) pick = k;
                     if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
+                    const SyncInfo* si = sync_info(op);
+                    if (si && record_of(recs, si->record_correlation) >= 0) pick = record_of(recs, si->record_correlation);
                     if (pick < 0) break;
                     Rec& rec = recs[static_cast<size_t>(pick)];
                     rec.synced = true;  // a later event sync waits for another one
                     if (!final) {
                         auto& ref = refuted[rec.site];
-                        for (int h = 0; h < 2; ++h) {
+                        for (int h = 0; h < 2 && rec.known < 0; ++h) {
                             const int32_t s = h == 0 ? rec.prev : rec.next;
                             const int64_t done = h == 0 ? rec.done_prev : rec.done_next;
                             if (s < 0) continue;
@@ -612,7 +636,7 @@ void Builder::link() {
                     op.record = pick;
                     const int32_t own = at(record_ref_[static_cast<size_t>(pick)]).stream;
                     const int32_t other = stream_ahead(r, op.tid, own);
-                    op.stream = other >= 0 ? other : ahead();
+                    op.stream = si && si->stream >= 0 ? stream_index(si->stream) : other >= 0 ? other : ahead();
                     break;
                 }
                 case WKind::EventSync: {
@@ -628,6 +652,8 @@ void Builder::link() {
                     for (size_t k = 0; k < recs.size() && pick < 0; ++k)
                         if (!recs[k].synced && !recs[k].alloc) pick = static_cast<int32_t>(k);
                     if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
+                    if (const SyncInfo* si = sync_info(op); si && record_of(recs, si->record_correlation) >= 0)
+                        pick = record_of(recs, si->record_correlation);
                     if (pick >= 0) recs[static_cast<size_t>(pick)].synced = true;
                     if (final) op.record = pick;
                     break;

@@ -791,3 +791,45 @@ TEST_CASE("import: every CUDA call name of a PyTorch 2.x trace", "[import]") {
     MeasuredTrace m = read_kineto_measured(trace_path("calls.json"), sc.program, as_traced());
     CHECK(m.step_length.size() == 2);
 }
+
+TEST_CASE("import: the cuda_sync events of enable_cuda_sync_events name a wait's record and streams", "[import]") {
+    // With torch.profiler's experimental enable_cuda_sync_events, Kineto writes for each wait a
+    // cuda_sync "Stream Wait Event": the waiting stream, the stream of the record
+    // (wait_on_stream) and the record's call (wait_on_cuda_event_record_corr_id).
+    const std::string text = R"({"traceEvents": [
+      {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 7, "ts": 5.0, "dur": 0.0,
+       "args": {"cuda_sync_kind": "Stream Wait Event", "stream": 7, "correlation": 12, "device": 0, "context": 1,
+                "wait_on_stream": 13, "wait_on_cuda_event_record_corr_id": 11, "wait_on_cuda_event_id": 3}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1.0, "dur": 2.0, "args": {"correlation": 10}},
+      {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 4.0, "dur": 2.0, "args": {"stream": 7, "correlation": 10}}]})";
+    KinetoTrace small = parse_kineto_trace(text, "sync.json");
+    REQUIRE(small.sync_by_correlation.count(12) == 1);
+    CHECK(small.sync_by_correlation[12].stream == 7);
+    CHECK(small.sync_by_correlation[12].wait_on_stream == 13);
+    CHECK(small.sync_by_correlation[12].record_correlation == 11);
+    CHECK_THROWS_WITH(parse_kineto_trace(std::string(text).replace(text.find("\"wait_on_stream\": 13"), 20, "\"wait_on_stream\": []"), "sync.json"),
+                      Contains("sync.json:4:35: error: \"wait_on_stream\" must be a number"));
+
+    // prefetch.json, where the GPU's timing puts each step's first record on the copy stream 13
+    // and its wait on the legacy stream. Say instead, as cuda_sync events would, that each
+    // record was on the legacy stream and each wait on 13: the trace's word is taken.
+    KinetoTrace t = read_kineto_trace(trace_path("prefetch.json"));
+    std::vector<const ApiCall*> records, waits;  // each wait and the record right before it
+    const ApiCall* last = nullptr;
+    for (const ApiCall& a : t.calls) {
+        if (a.name == "cudaStreamWaitEvent") waits.push_back(&a), records.push_back(last);
+        if (a.name == "cudaEventRecord") last = &a;
+    }
+    REQUIRE(waits.size() == 3);
+    for (size_t k = 0; k < waits.size(); ++k) t.sync_by_correlation[waits[k]->correlation] = SyncInfo{13, 7, records[k]->correlation};
+    Workload w = build_workload(t, as_traced());
+    CHECK(w.repeat);
+    std::vector<const WOp*> ops;
+    for (const WOp& op : w.threads[0].steps[0])
+        if (op.kind == WKind::EventRecord || op.kind == WKind::StreamWait) ops.push_back(&op);
+    REQUIRE(ops.size() == 3);
+    CHECK(ops[0]->stream == 0);  // the record: the legacy stream
+    CHECK(ops[1]->stream == 1);  // the wait: s13
+    CHECK(ops[1]->record == ops[0]->record);
+    CHECK(ops[2]->stream == 1);  // the caching allocator's record after the upload: no cuda_sync event names it
+}

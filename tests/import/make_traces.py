@@ -556,6 +556,15 @@ def bad(dirpath):
          "args": {"cbid": 211, "correlation": 5}},
         {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 8.0, "dur": 4.0,
          "args": {"device": 0, "stream": 7, "correlation": {"id": 5}}}]})
+    # a cuda_sync event (enable_cuda_sync_events) whose record's stream is not a number
+    dump("17_sync_wait_on_stream_not_a_number.json", {"schemaVersion": 1, "traceEvents": [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1.0, "dur": 4.0,
+         "args": {"cbid": 211, "correlation": 5}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 8.0, "dur": 4.0,
+         "args": {"device": 0, "stream": 7, "correlation": 5}},
+        {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 7, "ts": 9.0, "dur": 0.0,
+         "args": {"cuda_sync_kind": "Stream Wait Event", "stream": 7, "correlation": 6, "wait_on_stream": "s13",
+                  "wait_on_cuda_event_record_corr_id": 4}}]})
     # gzip-compressed (measure.py gzips traces over 8 MB), cut off in transfer
     data = gzip.compress(json.dumps({"schemaVersion": 1, "traceEvents": [
         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": float(i),
