@@ -208,6 +208,19 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file,
         const bool span = c == "cpu_op" || c == "user_annotation";
         const bool call = c == "cuda_runtime" || c == "cuda_driver";
         const bool gpu = c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset";
+        if (c == "cuda_sync") {  // enable_cuda_sync_events: the stream and the record of a wait or event sync
+            auto a = e.find("args");
+            if (a == e.end() || !a->is_object()) continue;
+            const P sync_at = Reader::with(P{"traceEvents", k}, "args");
+            const int64_t corr = rd.integer(*a, "correlation", -1, sync_at);
+            if (corr < 0) continue;
+            SyncInfo si;
+            si.stream = rd.integer(*a, "stream", -1, sync_at);
+            si.wait_on_stream = rd.integer(*a, "wait_on_stream", -1, sync_at);
+            si.record_correlation = rd.integer(*a, "wait_on_cuda_event_record_corr_id", -1, sync_at);
+            t.sync_by_correlation[corr] = si;
+            continue;
+        }
         if (!span && !call && !gpu) continue;
         ++kineto_events;
         const P at{"traceEvents", k};
@@ -248,9 +261,10 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file,
         g.name = name;
         g.start = ts;
         g.end = ts + dur;
+        // Without a correlation id (or one no call has) the record is still GPU work: the builder
+        // places it after the call of its stream's previous work (import/workload_build.cpp).
         g.correlation = rd.integer(args, "correlation", -1, args_at);
-        if (g.correlation < 0)
-            rd.fail("a " + c + " event without \"args\": {\"correlation\": ...}: it cannot be matched to the CUDA call that issued it", at);
+        if (g.correlation < 0) g.correlation = -1;
         g.device = rd.integer(args, "device", has_ids ? pid : 0, args_at);
         g.stream = rd.integer(args, "stream", has_ids ? tid : 0, args_at);
         if (g.kind == GpuKind::Kernel) {

@@ -46,7 +46,7 @@ struct GpuActivity {
     GpuKind kind = GpuKind::Kernel;
     std::string name;  // the kernel's (demangled) name, or "Memcpy HtoD (Pageable -> Device)"
     int64_t start = 0, end = 0;
-    int64_t correlation = -1;
+    int64_t correlation = -1;  // -1: the record has none
     int64_t device = 0;
     int64_t stream = 0;
     // kernels
@@ -56,6 +56,14 @@ struct GpuActivity {
     CopyDir dir = CopyDir::D2D;
     MemKind host_mem = MemKind::Device;  // the host side of an H2D/D2H copy: pinned, pageable or managed
     bool host_to_host = false;           // "Memcpy HtoH": not a GPU copy
+};
+
+// A cuda_sync event (written when the profiler ran with enable_cuda_sync_events): what CUPTI
+// saw of a stream wait or event sync, by the correlation id of its call.
+struct SyncInfo {
+    int64_t stream = -1;              // the stream that waits ("Stream Wait Event"), -1: none
+    int64_t wait_on_stream = -1;      // the stream of the event's record, -1: unknown
+    int64_t record_correlation = -1;  // the correlation id of the cudaEventRecord, -1: unknown
 };
 
 struct ProfilerStep {
@@ -71,8 +79,9 @@ struct KinetoTrace {
     std::map<ThreadKey, std::vector<CpuSpan>> spans;  // per thread, sorted by (start, longest first)
     std::vector<ApiCall> calls;   // sorted by start; one per correlation id (the outermost)
     std::vector<GpuActivity> gpu; // sorted by start
-    std::multimap<int64_t, size_t> gpu_by_correlation;  // correlation -> index into gpu
+    std::multimap<int64_t, size_t> gpu_by_correlation;  // correlation -> index into gpu (-1: records without one)
     std::vector<ProfilerStep> steps;  // sorted by number; empty when the trace has none
+    std::map<int64_t, SyncInfo> sync_by_correlation;  // cuda_sync events, by their call's correlation id
     size_t events = 0;            // traceEvents read
 };
 

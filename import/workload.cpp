@@ -60,6 +60,9 @@ std::string short_kernel_name(const std::string& full) {
 
 namespace detail {
 
+bool is_capture_begin(const std::string& n) { return n.find("BeginCapture") != std::string::npos; }
+bool is_capture_end(const std::string& n) { return n.find("EndCapture") != std::string::npos; }
+
 bool contains(const std::string& s, const char* sub) { return s.find(sub) != std::string::npos; }
 
 bool is_loader_span(const std::string& n) { return contains(n, "DataLoader") && contains(n, "__next__"); }
@@ -83,7 +86,12 @@ CallKind classify(const KinetoTrace& t, const ApiCall& c, std::vector<size_t>& g
         return g.host_to_host ? CallKind::Other : CallKind::Memcpy;
     }
     if (contains(n, "StreamSynchronize")) return CallKind::StreamSync;
-    if (contains(n, "DeviceSynchronize") || contains(n, "CtxSynchronize")) return CallKind::DeviceSync;
+    // cudaThreadSynchronize: the deprecated name of cudaDeviceSynchronize.
+    if (contains(n, "DeviceSynchronize") || contains(n, "CtxSynchronize") || contains(n, "ThreadSynchronize")) return CallKind::DeviceSync;
+    // cudaFree and cudaFreeHost synchronize the device before they free (CUDA's implicit
+    // synchronization); their stream-ordered forms (cudaFreeAsync) and cuMemUnmap / cuMemRelease
+    // (expandable segments) do not.
+    if (n == "cudaFree" || n == "cudaFreeHost" || n == "cuMemFree" || n == "cuMemFree_v2" || n == "cuMemFreeHost") return CallKind::FreeSync;
     if (contains(n, "EventSynchronize")) return CallKind::EventSync;
     if (contains(n, "EventRecord")) return CallKind::EventRecord;
     if (contains(n, "StreamWaitEvent")) return CallKind::StreamWait;
@@ -152,16 +160,31 @@ Workload build_workload(const KinetoTrace& t, const ImportOptions& opt) {
     for (const Span& s : step_abs) w.step_span.push_back(Span{s.start - ws, s.end - ws});
 
     // ---- the calls of the window, classified
+    // A call inside a graph capture (cudaStreamBeginCapture .. cudaStreamEndCapture on its
+    // thread) is recorded into the graph, not run: host work. A call that lies inside another
+    // call of its thread that becomes an op (a driver call under its runtime call with another
+    // correlation id) is part of that op.
     std::vector<Call> calls;
     std::vector<size_t> gpu;
+    std::map<ThreadKey, bool> capturing;
+    std::map<ThreadKey, int64_t> op_end;  // per thread: the end of its last call that became an op
     for (const ApiCall& c : t.calls) {
         if (c.start < ws || c.start > we) continue;
+        if (is_capture_begin(c.name)) capturing[c.thread] = true;
+        if (is_capture_end(c.name)) capturing[c.thread] = false;
         CallKind k = classify(t, c, gpu);
+        if (capturing[c.thread] && gpu.empty()) {
+            ++w.calls_kept_as_host;
+            ++w.calls_in_capture;
+            continue;
+        }
+        if (auto it = op_end.find(c.thread); it != op_end.end() && c.end <= it->second && gpu.empty()) continue;
         if (k == CallKind::LaunchWithoutGpu) ++w.launches_without_kernel;
         if (k == CallKind::Other || k == CallKind::LaunchWithoutGpu) {
             ++w.calls_kept_as_host;
             continue;
         }
+        op_end[c.thread] = std::max(op_end[c.thread], c.end);
         calls.push_back(Call{&c, k, gpu});
     }
     if (calls.empty())
@@ -172,11 +195,24 @@ Workload build_workload(const KinetoTrace& t, const ImportOptions& opt) {
     // waits (the autograd engine's device thread in backward) are folded into it
     Builder b(t, w, opt, ws, we, step_abs);
     b.make_threads(main_key, calls);
+    b.place_orphans(calls);
     b.build_ops(calls);
     b.link();
     b.find_repeat();
     b.fold_durations();
     b.find_capture();
+    if (w.orphans_placed)
+        w.notes.push_back("GPU work that no call of the trace issued (a library's own thread, a call the profiler dropped, no "
+                          "correlation id): " + std::to_string(w.orphans_placed) +
+                          " records, each placed after the call of the thread that issued its stream's previous work (at its "
+                          "GPU start where the stream was idle until then)");
+    if (w.orphans_before_window)
+        w.notes.push_back("GPU work that no call of the trace issued, ahead of the window's work on its stream and run back to "
+                          "back with work started before the window (issued before it): " +
+                          std::to_string(w.orphans_before_window) + " records, left out");
+    if (w.calls_in_capture)
+        w.notes.push_back("calls inside a graph capture (cudaStreamBeginCapture .. cudaStreamEndCapture) are recorded, not run: " +
+                          std::to_string(w.calls_in_capture) + " calls, their time stays in the host work");
     return w;
 }
 

@@ -42,6 +42,8 @@ struct WOp {
     bool pageable_upload = false;  // a pageable H2D copy
     bool loader = false;    // host work inside DataLoader.__next__
     bool alloc_record = false;  // an event record of the caching host allocator (inside aten::copy_)
+    bool implicit = false;  // DeviceSync: the one cudaFree / cudaFreeHost does before it frees (no knob drops it)
+    bool orphan = false;    // GPU work that no call of the trace issued (placed after a call of its stream's thread)
     // The outermost cpu_op / user_annotation (below ProfilerStep#N) that covers it, as its
     // start and end in the trace (-1: none): the host work of a captured op goes with it.
     int64_t top_start = -1, top_end = -1;
@@ -49,6 +51,7 @@ struct WOp {
     Span host, gpu;
     std::vector<Span> node_gpu;  // GraphLaunch: each node's GPU work
     ThreadKey tid{};             // the trace thread that made the call
+    int64_t correlation = -1;    // the call's correlation id (-1: none)
 };
 
 struct WGraph {
@@ -109,6 +112,9 @@ struct Workload {
     size_t calls_kept_as_host = 0;        // CUDA calls with no modelled op (their time is host work)
     int64_t between_steps = 0;            // ns of host time between ProfilerStep spans (prof.step()), left out
     size_t launches_without_kernel = 0;   // launches whose kernel the trace lacks
+    size_t calls_in_capture = 0;          // calls inside a graph capture (host work)
+    size_t orphans_placed = 0;            // GPU records no call issued, placed after a call of their stream's thread
+    size_t orphans_before_window = 0;     // GPU records no call issued, ahead of the window's work on their stream: left out
     // Profiler overhead taken out of the host work (main thread, the whole window).
     int64_t span_overhead = 0, call_overhead = 0;  // ns per boundary, as applied
     int64_t overhead_removed = 0;         // ns subtracted from host work

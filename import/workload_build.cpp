@@ -31,6 +31,10 @@ bool overlaps(const Intervals& m, int64_t a, int64_t b) {
     return false;
 }
 
+// ns: a stream idle for longer than this before a piece of work started was idle when it was
+// issued; a shorter gap is how a queued kernel follows its predecessor (a few us).
+constexpr int64_t kIdleGap = 10'000;
+
 bool gpu_op(WKind k) { return k == WKind::Kernel || k == WKind::Memcpy || k == WKind::Memset || k == WKind::GraphLaunch; }
 
 }  // namespace
@@ -48,6 +52,8 @@ Builder::Builder(const KinetoTrace& t, Workload& w, const ImportOptions& opt, in
     for (auto& [key, m] : call_marks_) std::sort(m.begin(), m.end());
     w_.streams.push_back("default");
     w_.stream_ids.push_back(opt_.legacy_stream);
+    int64_t end = INT64_MIN;
+    for (const GpuActivity& g : t_.gpu) gpu_end_before_.push_back(end = std::max(end, g.end));
 }
 
 size_t Builder::step_of(int64_t abs) const {
@@ -256,6 +262,7 @@ void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
     WOp op;
     op.host = Span{a.start - ws_, a.end - ws_};
     op.tid = a.thread;
+    op.correlation = a.correlation;
     std::vector<const CpuSpan*> chain;
     covering(thread, a.start + (a.end - a.start) / 2, chain);
     std::string inner;
@@ -284,7 +291,12 @@ void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
         case CallKind::Memset:
             op.kind = c.kind == CallKind::Memcpy ? WKind::Memcpy : WKind::Memset;
             op.label = clean_label(inner.empty() ? a.name : inner);
-            op.bytes = g->bytes, op.dir = g->dir, op.mem = g->host_mem;
+            op.bytes = 0;
+            for (size_t gi : c.gpu) {  // a call that the GPU ran as several records: all of them
+                op.bytes += t_.gpu[gi].bytes;
+                op.gpu.end = std::max(op.gpu.end, t_.gpu[gi].end - ws_);
+            }
+            op.dir = g->dir, op.mem = g->host_mem;
             op.sync = !contains(a.name, "Async");
             op.pageable_upload = op.kind == WKind::Memcpy && op.dir == CopyDir::H2D && op.mem == MemKind::Pageable;
             op.readback = in_readback;
@@ -303,6 +315,30 @@ void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
             break;
         case CallKind::StreamWait: op.kind = WKind::StreamWait; break;
         case CallKind::EventSync: op.kind = WKind::EventSync; break;
+        case CallKind::FreeSync: {
+            // cudaFree: a device sync, then the free's own host work, which is what remains of the
+            // call after the device's work issued before it ended (GPU work that started before
+            // the call returned was issued before it).
+            op.kind = WKind::DeviceSync;
+            op.implicit = true;
+            auto first_after = std::lower_bound(t_.gpu.begin(), t_.gpu.end(), a.end,
+                                                [](const GpuActivity& x, int64_t v) { return x.start < v; });
+            const size_t n = static_cast<size_t>(first_after - t_.gpu.begin());
+            const int64_t drained = std::clamp(n > 0 ? gpu_end_before_[n - 1] : a.start, a.start, a.end);
+            WOp own;
+            own.kind = WKind::Host;
+            own.label = clean_label(a.name);
+            own.duration = a.end - drained;
+            own.host = Span{drained - ws_, a.end - ws_};
+            own.tid = a.thread;
+            own.top_start = op.top_start, own.top_end = op.top_end;
+            op.host.end = drained - ws_;
+            auto& step = thread.steps[step_of(a.start)];
+            step.push_back(std::move(op));
+            if (own.duration > 0) step.push_back(std::move(own));
+            prev_upload = false;
+            return;
+        }
         case CallKind::StreamSync:
         case CallKind::DeviceSync:
             op.kind = c.kind == CallKind::StreamSync ? WKind::StreamSync : WKind::DeviceSync;
@@ -315,6 +351,96 @@ void Builder::emit_call(size_t th, const Call& c, bool& prev_upload) {
     }
     prev_upload = op.pageable_upload;
     thread.steps[step_of(a.start)].push_back(std::move(op));
+}
+
+void Builder::place_orphans(const std::vector<Call>& calls) {
+    std::set<int64_t> issued;  // correlation ids of every call of the trace, in the window or not
+    for (const ApiCall& a : t_.calls)
+        if (a.correlation >= 0) issued.insert(a.correlation);
+    // Per stream, the window's calls' GPU work on it by GPU start: (start, index into calls).
+    std::map<int64_t, std::vector<std::pair<int64_t, size_t>>> on_stream;
+    for (size_t i = 0; i < calls.size(); ++i)
+        for (size_t gi : calls[i].gpu) on_stream[t_.gpu[gi].stream].emplace_back(t_.gpu[gi].start, i);
+    for (auto& [s, v] : on_stream) std::sort(v.begin(), v.end());
+    // Per stream: the end of its work started so far, and whether that work runs back to back
+    // from work started before the window (the queue the window opened on).
+    std::map<int64_t, std::pair<int64_t, bool>> busy_end;
+    for (size_t gi = 0; gi < t_.gpu.size(); ++gi) {
+        const GpuActivity& g = t_.gpu[gi];
+        auto busy = busy_end.try_emplace(g.stream, INT64_MIN, false).first;
+        const int64_t busy_until = busy->second.first;
+        const bool queued = busy_until != INT64_MIN && busy_until + kIdleGap >= g.start;
+        const bool from_before = g.start < ws_ || (queued && busy->second.second);
+        busy->second = {std::max(busy_until, g.end), from_before};
+        if (g.start < ws_ || g.start > we_ || g.host_to_host || (g.correlation >= 0 && issued.count(g.correlation))) continue;
+        const auto& v = on_stream[g.stream];
+        auto next = std::lower_bound(v.begin(), v.end(), std::make_pair(g.start, size_t{0}));
+        size_t at = calls.size();
+        if (next == v.begin() && from_before) {
+            // No work the window issued runs ahead of it on its stream, and the stream ran it
+            // back to back with work started before the window: issued before the window.
+        } else if (next == v.begin()) {
+            // Ahead of the window's work on its stream (on a stream no call of the window used:
+            // a library's own) but issued in the window: the main thread's, after its latest
+            // call that had returned when the work started.
+            for (size_t j = 0; j < calls.size() && calls[j].api->start <= g.start; ++j)
+                if (thread_of_.at(calls[j].api->thread) == 0 && calls[j].api->end <= g.start) at = j;
+        } else {
+            // After the latest call of the thread that issued the stream's previous work that
+            // had returned when this work started (never before that previous work's call, nor
+            // after the call of the stream's next work on the same thread).
+            const size_t prev = std::prev(next)->second;
+            const size_t th = thread_of_.at(calls[prev].api->thread);
+            const size_t stop = next != v.end() && thread_of_.at(calls[next->second].api->thread) == th ? next->second : calls.size();
+            at = prev;
+            for (size_t j = prev + 1; j < stop && calls[j].api->start <= g.start; ++j)
+                if (thread_of_.at(calls[j].api->thread) == th && calls[j].api->end <= g.start) at = j;
+        }
+        if (at == calls.size()) {  // issued before the window (or before the main thread's first call)
+            ++w_.orphans_before_window;
+            continue;
+        }
+        const size_t th = thread_of_.at(calls[at].api->thread);
+        // When: where the stream was idle until the work started, it was issued then (its GPU
+        // start, within the host work after that call); where the stream was busy up to it, it
+        // was queued earlier: right after that call.
+        int64_t issue = calls[at].api->end;
+        if (!queued) {
+            int64_t limit = g.start;
+            for (size_t j = at + 1; j < calls.size(); ++j)
+                if (thread_of_.at(calls[j].api->thread) == th) {
+                    limit = std::min(limit, calls[j].api->start);
+                    break;
+                }
+            issue = std::max(issue, limit);
+        }
+        auto& after = orphans_after_[at];
+        if (!after.empty()) issue = std::max(issue, after.back().first);  // in the order the GPU ran them
+        after.emplace_back(issue, gi);
+        ++w_.orphans_placed;
+    }
+}
+
+void Builder::emit_orphan(size_t th, size_t gi, int64_t issue, ThreadKey tid) {
+    const GpuActivity& g = t_.gpu[gi];
+    WOp op;
+    op.orphan = true;
+    op.host = Span{issue - ws_, issue - ws_};
+    op.gpu = Span{g.start - ws_, g.end - ws_};
+    op.stream = stream_index(g.stream);
+    op.tid = tid;
+    op.duration = g.end - g.start;
+    if (g.kind == GpuKind::Kernel) {
+        op.kind = WKind::Kernel;
+        op.name = g.name;
+        op.label = short_kernel_name(g.name);
+        op.grid = g.grid, op.block = g.block, op.registers = g.registers, op.shared_memory = g.shared_memory;
+    } else {
+        op.kind = g.kind == GpuKind::Memcpy ? WKind::Memcpy : WKind::Memset;
+        op.label = clean_label(g.name);
+        op.bytes = g.bytes, op.dir = g.dir, op.mem = g.host_mem;
+    }
+    w_.threads[th].steps[step_of(issue)].push_back(std::move(op));
 }
 
 void Builder::build_ops(const std::vector<Call>& calls) {
@@ -340,11 +466,18 @@ void Builder::build_ops(const std::vector<Call>& calls) {
         cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
         int64_t cursor = ws_;
         bool prev_upload = false;
-        for (const Call& c : calls) {
+        for (size_t i = 0; i < calls.size(); ++i) {
+            const Call& c = calls[i];
             if (thread_of_.at(c.api->thread) != th) continue;
             emit_host(th, cursor, c.api->start, side, cuts);
             emit_call(th, c, prev_upload);
             cursor = std::max(cursor, c.api->end);
+            if (auto it = orphans_after_.find(i); it != orphans_after_.end())
+                for (auto [issue, gi] : it->second) {
+                    if (issue > cursor) emit_host(th, cursor, issue, side, cuts);
+                    emit_orphan(th, gi, issue, c.api->thread);
+                    cursor = std::max(cursor, issue);
+                }
         }
         if (!side) emit_host(th, cursor, we_, false, cuts);
     }
@@ -357,15 +490,20 @@ void Builder::build_ops(const std::vector<Call>& calls) {
             }
 }
 
-int32_t Builder::stream_ahead(const Ref& r, ThreadKey tid) const {
+int32_t Builder::stream_ahead(const Ref& r, ThreadKey tid, int32_t not_stream) const {
+    const WOp* op = gpu_ahead(r, tid, not_stream);
+    return op ? op->stream : -1;
+}
+
+const WOp* Builder::gpu_ahead(const Ref& r, ThreadKey tid, int32_t not_stream) const {
     const WThread& th = w_.threads[r.th];
     size_t s = r.step, p = r.pos + 1;
     for (; s < th.steps.size(); ++s, p = 0)
         for (; p < th.steps[s].size(); ++p) {
             const WOp& op = th.steps[s][p];
-            if (gpu_op(op.kind) && op.tid == tid) return op.stream;
+            if (gpu_op(op.kind) && !op.orphan && op.tid == tid && (not_stream < 0 || op.stream != not_stream)) return &op;
         }
-    return 0;
+    return nullptr;
 }
 
 void Builder::link() {
@@ -375,75 +513,171 @@ void Builder::link() {
             for (size_t p = 0; p < w_.threads[th].steps[s].size(); ++p)
                 if (w_.threads[th].steps[s][p].kind != WKind::Host) all.push_back(Ref{th, s, p});
     std::stable_sort(all.begin(), all.end(), [&](const Ref& a, const Ref& b) { return at(a).host.start < at(b).host.start; });
-    std::vector<int64_t> last_end(w_.streams.size(), -1);
-    std::map<ThreadKey, int32_t> current;
+    for (const Ref& r : all)
+        if (at(r).kind == WKind::GraphLaunch && at(r).stream < 0) at(r).stream = 0;
+    // A thread's stream before its first GPU op of the window: with profiler steps the window is
+    // a steady loop, whose previous iteration ended as the window's last step does (the stream of
+    // the thread's last GPU op); a window without steps starts cold (its next GPU op's stream).
+    std::map<ThreadKey, int32_t> seed;
+    if (w_.annotated_steps && w_.steps >= 2)
+        for (const Ref& r : all)
+            if (gpu_op(at(r).kind) && !at(r).orphan) seed[at(r).tid] = at(r).stream;
+    constexpr int64_t kWaited = 20'000;  // ns: a sync shorter than this did not wait for the GPU
+    constexpr int64_t kClock = 1'000;    // ns: the trace's GPU and host clocks agree to within this
+    auto gpu_start = [](const WOp& op) {
+        int64_t s = op.gpu.valid() ? op.gpu.start : INT64_MAX;
+        for (const Span& n : op.node_gpu) s = std::min(s, n.start);
+        return s == INT64_MAX ? int64_t{-1} : s;
+    };
+    // The stream of a record is not in the trace. Its candidates: the stream of the calling
+    // thread's previous GPU op (prev) and of its next one (next). A stream wait that takes the
+    // record applies to the next GPU op of the thread on another stream than the record's
+    // (`a.wait_stream(b)` is a record on b and a wait on a; the op that needs it is the next one
+    // on a); that op cannot start on the GPU before the work issued on the record's stream ahead
+    // of the record is done. A candidate whose wait would have held that op back when the GPU
+    // ran it earlier is refuted. Evidence is gathered per site (the thread's k-th record of a
+    // step), so that every step of a loop takes the same stream.
     struct Rec {
         int64_t issued = 0, done = 0;
         bool alloc = false, synced = false;
+        int32_t prev = -1, next = -1;
+        int64_t done_prev = -1, done_next = -1;
+        std::pair<size_t, size_t> site;
+        int64_t correlation = -1;
+        int32_t known = -1;  // the stream the trace's cuda_sync events say it was recorded on
     };
+    // With enable_cuda_sync_events the trace says, for each wait and event sync, which record it
+    // waited for and on which stream that was recorded: where it does, that is used.
+    std::map<int64_t, int32_t> known_stream;  // a record's call correlation -> its stream
+    for (const auto& [corr, si] : t_.sync_by_correlation) {
+        if (si.record_correlation >= 0 && si.wait_on_stream >= 0) known_stream[si.record_correlation] = stream_index(si.wait_on_stream);
+        if (si.stream >= 0) stream_index(si.stream);
+    }
+    auto sync_info = [&](const WOp& op) -> const SyncInfo* {
+        auto it = op.correlation >= 0 ? t_.sync_by_correlation.find(op.correlation) : t_.sync_by_correlation.end();
+        return it != t_.sync_by_correlation.end() && it->second.record_correlation >= 0 ? &it->second : nullptr;
+    };
+    auto record_of = [](const std::vector<Rec>& v, int64_t corr) {
+        for (int32_t k = static_cast<int32_t>(v.size()) - 1; k >= 0; --k)
+            if (v[static_cast<size_t>(k)].correlation == corr) return k;
+        return int32_t{-1};
+    };
+    std::map<std::pair<size_t, size_t>, std::pair<bool, bool>> refuted;  // site -> (prev, next)
     std::vector<Rec> recs;
-    constexpr int64_t kWaited = 20'000;  // ns: a sync shorter than this did not wait for the GPU
+    auto pass = [&](bool final) {
+        std::vector<int64_t> last_end(w_.streams.size(), -1);
+        std::map<ThreadKey, int32_t> current = seed;
+        std::map<std::pair<size_t, size_t>, size_t> site_count;  // (thread, step) -> records so far
+        recs.clear();
+        if (final) record_ref_.clear();
+        for (const Ref& r : all) {
+            WOp& op = at(r);
+            if (gpu_op(op.kind)) {
+                int64_t end = op.gpu.end;
+                for (const Span& n : op.node_gpu) end = std::max(end, n.end);
+                last_end[static_cast<size_t>(op.stream)] = std::max(last_end[static_cast<size_t>(op.stream)], end);
+                if (!op.orphan) current[op.tid] = op.stream;  // GPU work no call issued is not the thread's
+                continue;
+            }
+            auto cur = current.find(op.tid);
+            auto ahead = [&] { return std::max(stream_ahead(r, op.tid), 0); };
+            auto here = [&] { return cur != current.end() ? cur->second : ahead(); };
+            const bool waited = op.host.end - op.host.start > kWaited;
+            switch (op.kind) {
+                case WKind::EventRecord: {
+                    Rec rec;
+                    rec.issued = op.host.start;
+                    rec.alloc = op.alloc_record;
+                    rec.prev = cur != current.end() ? cur->second : -1;
+                    rec.next = stream_ahead(r, op.tid);
+                    auto done_of = [&](int32_t s) { return s < 0 ? int64_t{-1} : std::max(last_end[static_cast<size_t>(s)], op.host.start); };
+                    rec.done_prev = done_of(rec.prev);
+                    rec.done_next = done_of(rec.next);
+                    rec.site = {r.th, site_count[{r.th, r.step}]++};
+                    rec.correlation = op.correlation;
+                    if (auto k = op.correlation >= 0 ? known_stream.find(op.correlation) : known_stream.end(); k != known_stream.end())
+                        rec.known = k->second;
+                    int32_t s = rec.known >= 0 ? rec.known : rec.prev >= 0 ? rec.prev : ahead();
+                    if (final && rec.known < 0 && rec.prev >= 0 && rec.next >= 0 && rec.next != rec.prev) {
+                        auto it = refuted.find(rec.site);
+                        if (it != refuted.end() && it->second.first && !it->second.second) s = rec.next;
+                    }
+                    rec.done = s == rec.next && rec.next >= 0 ? rec.done_next : s == rec.prev && rec.prev >= 0 ? rec.done_prev
+                                                                                                                : std::max(last_end[static_cast<size_t>(s)], op.host.start);
+                    if (final) {
+                        op.stream = s;
+                        op.record = static_cast<int32_t>(recs.size());
+                        record_ref_.push_back(r);
+                    }
+                    recs.push_back(rec);
+                    break;
+                }
+                case WKind::StreamWait: {
+                    int32_t pick = -1;
+                    for (int32_t k = static_cast<int32_t>(recs.size()) - 1; k >= 0 && pick < 0; --k)
+                        if (!recs[static_cast<size_t>(k)].alloc) pick = k;
+                    if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
+                    const SyncInfo* si = sync_info(op);
+                    if (si && record_of(recs, si->record_correlation) >= 0) pick = record_of(recs, si->record_correlation);
+                    if (pick < 0) break;
+                    Rec& rec = recs[static_cast<size_t>(pick)];
+                    rec.synced = true;  // a later event sync waits for another one
+                    if (!final) {
+                        auto& ref = refuted[rec.site];
+                        for (int h = 0; h < 2 && rec.known < 0; ++h) {
+                            const int32_t s = h == 0 ? rec.prev : rec.next;
+                            const int64_t done = h == 0 ? rec.done_prev : rec.done_next;
+                            if (s < 0) continue;
+                            const WOp* x = gpu_ahead(r, op.tid, s);
+                            if (x && gpu_start(*x) >= 0 && gpu_start(*x) + kClock < done) (h == 0 ? ref.first : ref.second) = true;
+                        }
+                        break;
+                    }
+                    op.record = pick;
+                    const int32_t own = at(record_ref_[static_cast<size_t>(pick)]).stream;
+                    const int32_t other = stream_ahead(r, op.tid, own);
+                    op.stream = si && si->stream >= 0 ? stream_index(si->stream) : other >= 0 ? other : ahead();
+                    break;
+                }
+                case WKind::EventSync: {
+                    // The record whose completion explains when the sync returned; a sync that did not
+                    // wait takes the oldest record not synced yet (ev.synchronize() in issue order).
+                    int32_t pick = -1;
+                    if (waited) {
+                        int64_t best = INT64_MAX;
+                        for (size_t k = 0; k < recs.size(); ++k)
+                            if (recs[k].done > op.host.start && recs[k].done <= op.host.end && op.host.end - recs[k].done <= best)
+                                best = op.host.end - recs[k].done, pick = static_cast<int32_t>(k);
+                    }
+                    for (size_t k = 0; k < recs.size() && pick < 0; ++k)
+                        if (!recs[k].synced && !recs[k].alloc) pick = static_cast<int32_t>(k);
+                    if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
+                    if (const SyncInfo* si = sync_info(op); si && record_of(recs, si->record_correlation) >= 0)
+                        pick = record_of(recs, si->record_correlation);
+                    if (pick >= 0) recs[static_cast<size_t>(pick)].synced = true;
+                    if (final) op.record = pick;
+                    break;
+                }
+                case WKind::StreamSync: {
+                    if (!final) break;
+                    int32_t s = here();
+                    if (waited && last_end[static_cast<size_t>(s)] <= op.host.start) {
+                        int64_t best = INT64_MAX;
+                        for (size_t k = 0; k < last_end.size(); ++k)
+                            if (last_end[k] > op.host.start && std::llabs(op.host.end - last_end[k]) < best)
+                                best = std::llabs(op.host.end - last_end[k]), s = static_cast<int32_t>(k);
+                    }
+                    op.stream = s;
+                    break;
+                }
+                default: break;
+            }
+        }
+    };
+    pass(false);
+    pass(true);
     for (const Ref& r : all) {
         WOp& op = at(r);
-        if (gpu_op(op.kind)) {
-            int64_t end = op.gpu.end;
-            for (const Span& n : op.node_gpu) end = std::max(end, n.end);
-            if (op.kind == WKind::GraphLaunch) op.stream = op.stream >= 0 ? op.stream : 0;
-            last_end[static_cast<size_t>(op.stream)] = std::max(last_end[static_cast<size_t>(op.stream)], end);
-            current[op.tid] = op.stream;
-            continue;
-        }
-        auto cur = current.find(op.tid);
-        const int32_t here = cur != current.end() ? cur->second : stream_ahead(r, op.tid);
-        const bool waited = op.host.end - op.host.start > kWaited;
-        switch (op.kind) {
-            case WKind::EventRecord: {
-                op.stream = here;
-                op.record = static_cast<int32_t>(recs.size());
-                recs.push_back(Rec{op.host.start, std::max(last_end[static_cast<size_t>(here)], op.host.start), op.alloc_record, false});
-                record_ref_.push_back(r);
-                break;
-            }
-            case WKind::StreamWait: {
-                int32_t pick = -1;
-                for (int32_t k = static_cast<int32_t>(recs.size()) - 1; k >= 0 && pick < 0; --k)
-                    if (!recs[static_cast<size_t>(k)].alloc) pick = k;
-                if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
-                if (pick >= 0) recs[static_cast<size_t>(pick)].synced = true;  // a later event sync waits for another one
-                op.record = pick;
-                op.stream = stream_ahead(r, op.tid);
-                break;
-            }
-            case WKind::EventSync: {
-                // The record whose completion explains when the sync returned; a sync that did not
-                // wait takes the oldest record not synced yet (ev.synchronize() in issue order).
-                int32_t pick = -1;
-                if (waited) {
-                    int64_t best = INT64_MAX;
-                    for (size_t k = 0; k < recs.size(); ++k)
-                        if (recs[k].done > op.host.start && recs[k].done <= op.host.end && op.host.end - recs[k].done <= best)
-                            best = op.host.end - recs[k].done, pick = static_cast<int32_t>(k);
-                }
-                for (size_t k = 0; k < recs.size() && pick < 0; ++k)
-                    if (!recs[k].synced && !recs[k].alloc) pick = static_cast<int32_t>(k);
-                if (pick < 0) pick = static_cast<int32_t>(recs.size()) - 1;
-                if (pick >= 0) recs[static_cast<size_t>(pick)].synced = true;
-                op.record = pick;
-                break;
-            }
-            case WKind::StreamSync: {
-                int32_t s = here;
-                if (waited && last_end[static_cast<size_t>(s)] <= op.host.start) {
-                    int64_t best = INT64_MAX;
-                    for (size_t k = 0; k < last_end.size(); ++k)
-                        if (last_end[k] > op.host.start && std::llabs(op.host.end - last_end[k]) < best)
-                            best = std::llabs(op.host.end - last_end[k]), s = static_cast<int32_t>(k);
-                }
-                op.stream = s;
-                break;
-            }
-            default: break;
-        }
         if ((op.kind == WKind::StreamWait || op.kind == WKind::EventSync) && op.record < 0) {
             op.kind = WKind::Host;  // waits on nothing recorded in the window: its time is host work
             op.duration = op.host.end - op.host.start;

@@ -658,3 +658,178 @@ TEST_CASE("import: -o - is stdout, and -o never names the trace or a non-regular
     CHECK_THAT(dev.err, Contains("character device"));
     fs::remove_all(dir);
 }
+
+TEST_CASE("import: side-stream double buffering, the wait on the stream that needs the copy", "[import]") {
+    // prefetch.json (make_traces.py prefetch()): each step records an event on the copy stream 13
+    // and makes the legacy stream wait for it (current_stream().wait_stream(copy)), then uploads
+    // the next batch on 13, then runs three 300 us kernels on the legacy stream; the host runs
+    // ahead of the GPU. The record's previous GPU op (the last kernel, legacy stream) and its next
+    // one (the upload, stream 13) disagree: on the legacy stream the wait would have held each
+    // upload back until the previous step's kernels ended (1960 us), yet step 1's upload ran at
+    // 1152 us. So the record is on 13, and the wait applies to the next GPU op on another stream
+    // than 13: the kernels, on the legacy stream. Every step takes the same streams: one body.
+    Workload w = workload_of("prefetch.json");
+    REQUIRE(w.repeat);
+    REQUIRE(w.streams.size() == 2);
+    CHECK(w.streams[1] == "s13");
+    std::vector<const WOp*> ops;
+    for (const WOp& op : w.threads[0].steps[0])
+        if (op.kind != WKind::Host) ops.push_back(&op);
+    REQUIRE(ops.size() == 7);
+    CHECK(ops[0]->kind == WKind::EventRecord);
+    CHECK(ops[0]->stream == 1);
+    CHECK(ops[1]->kind == WKind::StreamWait);
+    CHECK(ops[1]->stream == 0);
+    CHECK(ops[1]->record == ops[0]->record);
+    CHECK(ops[2]->kind == WKind::Memcpy);
+    CHECK(ops[2]->stream == 1);
+    CHECK(ops[3]->kind == WKind::EventRecord);  // the caching host allocator's, after the upload
+    CHECK(ops[3]->stream == 1);
+    for (size_t k = 4; k < 7; ++k) CHECK((ops[k]->kind == WKind::Kernel && ops[k]->stream == 0));
+    const std::string y = scenario_of("prefetch.json");
+    CHECK_THAT(y, Contains("- {event_record: e0, stream: s13}"));
+    CHECK_THAT(y, Contains("- {stream_wait_event: e0, stream: default}"));
+
+    // Replayed on the round machine (kRound): step 0's host work before its first launch is
+    // python 10, 1, 5, copy_ 4, the upload's call 1 (20..21), copy_ 1, aten::to 2, python 10,
+    // linear 8 (event calls cost nothing here): the first kernel's call 42..43, the kernels run
+    // back to back from 43 (9 x 300 us) and the device sync returns at 2743; python 5 -> 2748.
+    // Step 1's kernels start at 943, after step 0's, long after the first upload (21..125.8576).
+    auto replay = [](std::vector<std::pair<std::string, std::string>> knobs) {
+        std::vector<std::pair<std::string, std::string>> sets;
+        for (auto& k : kRound)
+            if (k.first != "pin_copy_per_kib") sets.push_back(k);  // no pageable upload, no pin_memory knob
+        for (auto& k : knobs) sets.push_back(k);
+        LoadOptions lo;
+        lo.sets = sets;
+        Replay r{load_scenario_text(scenario_of("prefetch.json"), "prefetch.yaml", lo), {}};
+        r.tl = simulate(r.sc.program, r.sc.profile);
+        return r;
+    };
+    Replay r = replay({});
+    CHECK(us_text(r.nth(OpKind::Kernel, 0).gpu_start) == "43.000000us");
+    CHECK(us_text(r.nth(OpKind::Kernel, 3).gpu_start) == "943.000000us");
+    CHECK(us_text(r.tl.end_to_end) == "2748.000000us");
+    // A 1 GB/s link: each 1 MiB upload takes 1048.576 us. Step 1's kernels wait for the event
+    // recorded after step 0's upload (21..1069.576), not for the previous kernels (943).
+    Replay slow = replay({{"hardware.copy.h2d.bandwidth", "1GB/s"}});
+    CHECK(us_text(slow.nth(OpKind::Memcpy, 0).gpu_end) == "1069.576000us");
+    CHECK(us_text(slow.nth(OpKind::Kernel, 3).gpu_start) == "1069.576000us");
+}
+
+TEST_CASE("import: every CUDA call name of a PyTorch 2.x trace", "[import]") {
+    // calls.json (make_traces.py calls(), us from the step's start): queries stay host work; the
+    // runtime and driver launches (cudaLaunchKernelExC, cuLaunchKernelEx, cuLaunchKernel,
+    // cudaLaunchCooperativeKernel), cudaMemsetAsync and cudaMemcpy2DAsync become their GPU work;
+    // cudaEventRecordWithFlags a record; two kernels no call issued are placed; the graph capture's
+    // calls stay host work; cudaGraphLaunch, the blocking cudaMemcpy, cudaEventSynchronize (of the
+    // record at 100, not of the captured one), cudaThreadSynchronize (a device sync, as
+    // torch.cuda.synchronize()), cudaFree (a device sync the step_sync knob keeps, then 30 us of
+    // its own work: the GPU was idle), a kernel on a stream no call used, cudaStreamSynchronize.
+    Workload w = workload_of("calls.json");
+    REQUIRE(w.repeat);
+    CHECK(w.calls_kept_as_host == 40);  // 20 a step: 8 queries, 7 allocation and other calls, 3 in the capture, its end and the instantiate
+    CHECK(w.calls_in_capture == 6);
+    CHECK(w.launches_without_kernel == 0);  // the captured launch is not a lost kernel
+    CHECK(w.orphans_placed == 6);
+    CHECK(w.orphans_before_window == 1);  // the tail queued before the window (the one that starts before it is not counted)
+    std::vector<const WOp*> ops;
+    const auto& body = w.threads[0].steps[0];
+    for (const WOp& op : body)
+        if (op.kind != WKind::Host) ops.push_back(&op);
+    const std::vector<WKind> kinds = {WKind::Kernel,      WKind::Kernel,   WKind::Kernel,     WKind::Kernel,     WKind::Memset,
+                                      WKind::Memcpy,      WKind::EventRecord, WKind::Kernel,  WKind::Kernel,     WKind::GraphLaunch,
+                                      WKind::Memcpy,      WKind::EventSync, WKind::DeviceSync, WKind::DeviceSync, WKind::Kernel,
+                                      WKind::StreamSync};
+    REQUIRE(ops.size() == kinds.size());
+    for (size_t k = 0; k < kinds.size(); ++k) {
+        INFO(k);
+        CHECK(ops[k]->kind == kinds[k]);
+    }
+    CHECK(ops[0]->label == "k0");
+    CHECK(ops[1]->label == "triton_poi_fused_1");
+    CHECK(ops[2]->label == "triton_poi_fused_2");
+    CHECK(ops[3]->label == "k3");
+    CHECK(ops[4]->bytes == 4096);
+    CHECK((!ops[5]->sync && ops[5]->dir == CopyDir::D2D && ops[5]->bytes == 65536));
+    // The kernel no call issued: its stream was idle, so it went at its GPU start, 186 us; the
+    // one without a correlation id right behind it (its stream busy until then).
+    CHECK((ops[7]->label == "library_kernel" && ops[7]->orphan && ops[7]->host.start == 186'000));
+    CHECK((ops[8]->label == "uncorrelated_kernel" && ops[8]->orphan && ops[8]->host.start == 186'000));
+    CHECK(w.graphs.size() == 1);
+    CHECK((ops[10]->sync && ops[10]->dir == CopyDir::D2H && ops[10]->mem == MemKind::Pageable && ops[10]->bytes == 4));
+    CHECK(ops[11]->record == ops[6]->record);
+    CHECK((ops[12]->readback && !ops[12]->implicit));
+    CHECK((!ops[13]->readback && ops[13]->implicit));
+    bool free_work = false;
+    for (size_t p = 0; p + 1 < body.size(); ++p)
+        if (&body[p] == ops[13]) free_work = body[p + 1].kind == WKind::Host && body[p + 1].label == "cudaFree" && body[p + 1].duration == 30'000;
+    CHECK(free_work);
+    // The kernel on a stream no call used: on the main thread after cudaFree (the latest call
+    // that had returned at 335), at its GPU start (its stream idle); it does not make s21 the
+    // thread's stream: the stream sync after it stays on the legacy stream.
+    CHECK((ops[14]->label == "side_library_kernel" && ops[14]->orphan && ops[14]->host.start == 335'000));
+    CHECK(w.streams[static_cast<size_t>(ops[14]->stream)] == "s21");
+    CHECK(ops[15]->stream == 0);
+
+    // The scenario loads, replays, and compares op by op with the trace.
+    const std::string y = scenario_of("calls.json");
+    CHECK_THAT(y, Contains("# Note: GPU work that no call of the trace issued"));
+    CHECK_THAT(y, Contains("# Note: calls inside a graph capture"));
+    CHECK(predict_us(y) > 700);
+    auto device_syncs = [&](const char* step_sync) {
+        LoadOptions lo;
+        lo.sets = {{"step_sync", step_sync}};
+        Scenario sc = load_scenario_text(y, "calls.yaml", lo);
+        size_t n = 0;
+        for (uint32_t i : sc.program.threads[0].ops) n += sc.program.ops[i].kind == OpKind::DeviceSync;
+        return n;
+    };
+    CHECK(device_syncs("true") == 4);
+    CHECK(device_syncs("false") == 3);  // step 0's cudaThreadSynchronize goes; cudaFree's syncs stay
+    Scenario sc = load_scenario_text(y, "calls.yaml");
+    MeasuredTrace m = read_kineto_measured(trace_path("calls.json"), sc.program, as_traced());
+    CHECK(m.step_length.size() == 2);
+}
+
+TEST_CASE("import: the cuda_sync events of enable_cuda_sync_events name a wait's record and streams", "[import]") {
+    // With torch.profiler's experimental enable_cuda_sync_events, Kineto writes for each wait a
+    // cuda_sync "Stream Wait Event": the waiting stream, the stream of the record
+    // (wait_on_stream) and the record's call (wait_on_cuda_event_record_corr_id).
+    const std::string text = R"({"traceEvents": [
+      {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 7, "ts": 5.0, "dur": 0.0,
+       "args": {"cuda_sync_kind": "Stream Wait Event", "stream": 7, "correlation": 12, "device": 0, "context": 1,
+                "wait_on_stream": 13, "wait_on_cuda_event_record_corr_id": 11, "wait_on_cuda_event_id": 3}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1.0, "dur": 2.0, "args": {"correlation": 10}},
+      {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 4.0, "dur": 2.0, "args": {"stream": 7, "correlation": 10}}]})";
+    KinetoTrace small = parse_kineto_trace(text, "sync.json");
+    REQUIRE(small.sync_by_correlation.count(12) == 1);
+    CHECK(small.sync_by_correlation[12].stream == 7);
+    CHECK(small.sync_by_correlation[12].wait_on_stream == 13);
+    CHECK(small.sync_by_correlation[12].record_correlation == 11);
+    CHECK_THROWS_WITH(parse_kineto_trace(std::string(text).replace(text.find("\"wait_on_stream\": 13"), 20, "\"wait_on_stream\": []"), "sync.json"),
+                      Contains("sync.json:4:35: error: \"wait_on_stream\" must be a number"));
+
+    // prefetch.json, where the GPU's timing puts each step's first record on the copy stream 13
+    // and its wait on the legacy stream. Say instead, as cuda_sync events would, that each
+    // record was on the legacy stream and each wait on 13: the trace's word is taken.
+    KinetoTrace t = read_kineto_trace(trace_path("prefetch.json"));
+    std::vector<const ApiCall*> records, waits;  // each wait and the record right before it
+    const ApiCall* last = nullptr;
+    for (const ApiCall& a : t.calls) {
+        if (a.name == "cudaStreamWaitEvent") waits.push_back(&a), records.push_back(last);
+        if (a.name == "cudaEventRecord") last = &a;
+    }
+    REQUIRE(waits.size() == 3);
+    for (size_t k = 0; k < waits.size(); ++k) t.sync_by_correlation[waits[k]->correlation] = SyncInfo{13, 7, records[k]->correlation};
+    Workload w = build_workload(t, as_traced());
+    CHECK(w.repeat);
+    std::vector<const WOp*> ops;
+    for (const WOp& op : w.threads[0].steps[0])
+        if (op.kind == WKind::EventRecord || op.kind == WKind::StreamWait) ops.push_back(&op);
+    REQUIRE(ops.size() == 3);
+    CHECK(ops[0]->stream == 0);  // the record: the legacy stream
+    CHECK(ops[1]->stream == 1);  // the wait: s13
+    CHECK(ops[1]->record == ops[0]->record);
+    CHECK(ops[2]->stream == 1);  // the caching allocator's record after the upload: no cuda_sync event names it
+}

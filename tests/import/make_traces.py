@@ -392,6 +392,130 @@ def tiny(path, loader=100.0):
     t.write(path, [(MAIN, "thread %d (python3)" % MAIN)])
 
 
+def prefetch(path, steps=3):
+    """Side-stream double buffering (a data prefetcher): each step first makes the compute
+    stream wait for the copy stream (`torch.cuda.current_stream().wait_stream(copy)`: a record
+    on stream 13, then a wait on the legacy stream), then uploads the next batch on stream 13
+    (pinned, non_blocking; the caching host allocator records an event on 13 inside
+    aten::copy_), then runs three 300 us kernels on the legacy stream. GPU-bound, no per-step
+    sync: the host runs ahead and each upload starts on the idle copy stream long before the
+    previous step's kernels end. The last step ends with torch.cuda.synchronize()."""
+    t = Trace()
+    COPY = 13
+    t.gpu_free[COPY] = 0.0
+    ts = 1000.0
+    for k in range(steps):
+        s0 = ts
+        ts += 10.0
+        ts = t.event_record(MAIN, ts, "ready", COPY)
+        ts = t.stream_wait(MAIN, ts + 1.0, "ready", LEGACY)
+        ts += 5.0
+        a = ts
+        ts = t.memcpy(MAIN, ts + 4.0, "HtoD", "Pinned", "Device", 1 << 20, stream=COPY)
+        ts = t.event_record(MAIN, ts + 1.0, "hostalloc", COPY)
+        ts += 2.0
+        t.span("cpu_op", "aten::copy_", MAIN, a + 2.0, ts - a - 3.0)
+        t.span("cpu_op", "aten::to", MAIN, a, ts - a)
+        ts += 10.0
+        for name in ("sm90_xmma_gemm_f32f32_tn_n", "void at::native::vectorized_elementwise_kernel<4, at::native::relu>(int)",
+                     "sm90_xmma_gemm_f32f32_nt_n"):
+            a = ts
+            ts = t.kernel(MAIN, ts + 8.0, name, 300.0)
+            ts += 4.0
+            t.span("cpu_op", "aten::relu" if "relu" in name else "aten::linear", MAIN, a, ts - a)
+            ts += 10.0
+        if k == steps - 1:
+            ts = t.device_sync(MAIN, ts)
+            ts += 5.0
+        t.step(MAIN, 3 + k, s0, ts)
+    t.write(path, [(MAIN, "thread %d (python3)" % MAIN)])
+
+
+def calls(path):
+    """Every CUDA runtime and driver call name a PyTorch 2.x trace holds, in two identical steps
+    with round timestamps (tests/test_import.cpp derives the ops from this list). Per step, at
+    s0 + (us): queries that stay host work (cudaGetDevice 10, cudaStreamIsCapturing 12,
+    cudaPeekAtLastError 14, cudaFuncGetAttributes 16, cudaOccupancyMaxActiveBlocksPerMultiprocessor
+    18, cudaDeviceGetAttribute 20, cudaGetErrorString 22, cudaFuncSetAttribute 24); launches:
+    cudaLaunchKernelExC 30, cuLaunchKernelEx (a Triton kernel, cuda_driver) 40, cuLaunchKernel
+    50, cudaLaunchCooperativeKernel 60 (each a 10 us kernel on the legacy stream, the call 2 us);
+    cudaMemsetAsync 70 (4 KiB), cudaMemcpy2DAsync 80 (device to device, 64 KiB); stream-ordered
+    allocation cudaMallocAsync 90 and cudaFreeAsync 93 (host work); cudaEventRecordWithFlags 100
+    and cudaEventQuery 103; cudaMalloc 110 (20 us) and cudaHostAlloc 140 (30 us), host work; a
+    call no CUDA version has (cudaNotYetInvented 175), and cuMemMap 180 (cuda_driver, no GPU
+    work); a kernel that no call of the trace launched (a library's own thread, or its call
+    dropped; correlation 9000 + k, GPU at 186, 5 us) and one without a correlation id (GPU at 192,
+    5 us); a graph capture that the window holds (cudaStreamBeginCapture 200, a cudaLaunchKernel
+    and a cudaEventRecord inside it reach no GPU, cudaStreamEndCapture 210, cudaGraphInstantiate
+    214): host work; cudaGraphLaunch 230 (two 10 us nodes); cudaMemcpy 260 (blocking, 4 B device
+    to pageable host); cudaEventSynchronize 270 (the record at 100); cudaThreadSynchronize 280
+    (the old name of cudaDeviceSynchronize); cudaFree 300 (an implicit device sync, 30 us
+    long: the GPU is idle, so all of it is the free's own work); a kernel on stream 21, where no
+    call of the trace issued work (a library's own stream; correlation 9100 + k, GPU at 335,
+    5 us); cudaStreamSynchronize 350. The step ends at s0 + 400. Before the first step, the
+    previous step's tail still runs (two kernels no call of the trace issued, 990..1003 and
+    1004..1008 us, back to back): issued before the window."""
+    t = Trace()
+
+    def call(name, ts, dur, cbid=0, driver=False):
+        t.corr += 1
+        t.ev.append({"ph": "X", "cat": "cuda_driver" if driver else "cuda_runtime", "name": name, "pid": PID, "tid": MAIN,
+                     "ts": round(ts, 3), "dur": round(dur, 3), "args": {"cbid": cbid, "correlation": t.corr}})
+        return t.corr
+
+    def kernel(name, corr, start, dur=10.0):
+        t._gpu("kernel", name, LEGACY, start, dur, corr,
+               {"registers per thread": 32, "shared memory": 0, "grid": [8, 1, 1], "block": [128, 1, 1]})
+
+    # the previous step's tail, queued before the profiler started: its calls are not in the trace
+    kernel("void previous_step_tail<float>(float*)", 8000, 990.0, 13.0)
+    kernel("void previous_step_tail<float>(float*)", 8001, 1004.0, 4.0)
+    for k in range(2):
+        s0 = 1000.0 + 400.0 * k
+        for i, name in enumerate(("cudaGetDevice", "cudaStreamIsCapturing", "cudaPeekAtLastError", "cudaFuncGetAttributes",
+                                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaDeviceGetAttribute",
+                                  "cudaGetErrorString", "cudaFuncSetAttribute")):
+            call(name, s0 + 10 + 2 * i, 1.0)
+        for i, (name, driver) in enumerate((("cudaLaunchKernelExC", False), ("cuLaunchKernelEx", True),
+                                            ("cuLaunchKernel", True), ("cudaLaunchCooperativeKernel", False))):
+            c = call(name, s0 + 30 + 10 * i, 2.0, driver=driver)
+            kernel("triton_poi_fused_%d" % i if driver else "void k%d<float>(float*)" % i, c, s0 + 34 + 10 * i, 5.0)
+        c = call("cudaMemsetAsync", s0 + 70, 2.0)
+        t._gpu("gpu_memset", "Memset (Device)", LEGACY, s0 + 73, 1.0, c, {"bytes": 4096})
+        c = call("cudaMemcpy2DAsync", s0 + 80, 2.0)
+        t._gpu("gpu_memcpy", "Memcpy DtoD (Device -> Device)", LEGACY, s0 + 83, 2.0, c, {"bytes": 65536})
+        call("cudaMallocAsync", s0 + 90, 1.0)
+        call("cudaFreeAsync", s0 + 93, 1.0)
+        call("cudaEventRecordWithFlags", s0 + 100, 1.0)
+        call("cudaEventQuery", s0 + 103, 1.0)
+        call("cudaMalloc", s0 + 110, 20.0)
+        call("cudaHostAlloc", s0 + 140, 30.0)
+        call("cudaNotYetInvented", s0 + 175, 1.0)
+        call("cuMemMap", s0 + 180, 2.0, driver=True)
+        kernel("void library_kernel<float>(float*)", 9000 + k, s0 + 186, 5.0)
+        t.ev.append({"ph": "X", "cat": "kernel", "name": "void uncorrelated_kernel<float>(float*)", "pid": 0, "tid": LEGACY,
+                     "ts": round(s0 + 192, 3), "dur": 5.0,
+                     "args": {"device": 0, "stream": LEGACY, "grid": [8, 1, 1], "block": [128, 1, 1]}})
+        call("cudaStreamBeginCapture", s0 + 200, 1.0)
+        call("cudaLaunchKernel", s0 + 203, 2.0)
+        call("cudaEventRecord", s0 + 206, 1.0)
+        call("cudaStreamEndCapture", s0 + 210, 2.0)
+        call("cudaGraphInstantiate", s0 + 214, 10.0)
+        c = call("cudaGraphLaunch", s0 + 230, 4.0)
+        kernel("void graph_node_a<float>(float*)", c, s0 + 236)
+        kernel("void graph_node_b<float>(float*)", c, s0 + 247)
+        c = call("cudaMemcpy", s0 + 260, 5.0)
+        t._gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", LEGACY, s0 + 262, 1.0, c, {"bytes": 4})
+        call("cudaEventSynchronize", s0 + 270, 2.0)
+        call("cudaThreadSynchronize", s0 + 280, 2.0)
+        call("cudaFree", s0 + 300, 30.0)
+        t._gpu("kernel", "void side_library_kernel<float>(float*)", 21, s0 + 335, 5.0, 9100 + k,
+               {"registers per thread": 32, "shared memory": 0, "grid": [8, 1, 1], "block": [128, 1, 1]})
+        call("cudaStreamSynchronize", s0 + 350, 2.0)
+        t.step(MAIN, 3 + k, s0, s0 + 400.0)
+    t.write(path, [(MAIN, "thread %d (python3)" % MAIN)])
+
+
 def bad(dirpath):
     """The bad-input catalogue of `hetsim import` (each file's message is in its .expected)."""
     def dump(name, doc):
@@ -426,11 +550,21 @@ def bad(dirpath):
     dump("08_only_trace_spans.json", {"schemaVersion": 1, "traceEvents": [
         {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler",
          "ts": 1.0, "dur": 5.0}]})
-    dump("09_kernel_without_correlation.json", {"schemaVersion": 1, "traceEvents": [
+    # (a GPU record without a correlation id is GPU work all the same: calls.json places one)
+    dump("09_correlation_not_a_number.json", {"schemaVersion": 1, "traceEvents": [
         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1.0, "dur": 4.0,
          "args": {"cbid": 211, "correlation": 5}},
         {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 8.0, "dur": 4.0,
-         "args": {"device": 0, "stream": 7}}]})
+         "args": {"device": 0, "stream": 7, "correlation": {"id": 5}}}]})
+    # a cuda_sync event (enable_cuda_sync_events) whose record's stream is not a number
+    dump("17_sync_wait_on_stream_not_a_number.json", {"schemaVersion": 1, "traceEvents": [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1.0, "dur": 4.0,
+         "args": {"cbid": 211, "correlation": 5}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 8.0, "dur": 4.0,
+         "args": {"device": 0, "stream": 7, "correlation": 5}},
+        {"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 7, "ts": 9.0, "dur": 0.0,
+         "args": {"cuda_sync_kind": "Stream Wait Event", "stream": 7, "correlation": 6, "wait_on_stream": "s13",
+                  "wait_on_cuda_event_record_corr_id": 4}}]})
     # gzip-compressed (measure.py gzips traces over 8 MB), cut off in transfer
     data = gzip.compress(json.dumps({"schemaVersion": 1, "traceEvents": [
         {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": float(i),
@@ -459,6 +593,8 @@ if __name__ == "__main__":
     offload(os.path.join(out, "offload.json"))
     tiny(os.path.join(out, "tiny.json"))
     tiny(os.path.join(out, "tiny_loader.json"), loader=400.0)
+    prefetch(os.path.join(out, "prefetch.json"))
+    calls(os.path.join(out, "calls.json"))
     with open(os.path.join(out, "infer_graph.json"), "rb") as f:  # the importer reads gzip too
         gz = gzip.compress(f.read(), mtime=0)
     with open(os.path.join(out, "infer_graph.json.gz"), "wb") as f:
