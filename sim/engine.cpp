@@ -128,10 +128,8 @@ public:
             }
             sms_.after_event();
         }
-        check_finished();
-        Time end;
-        for (const auto& r : tl_.ops) end = max(end, r.end());
-        tl_.end_to_end = end;
+        if (!all_finished()) check_finished();
+        tl_.end_to_end = latest_end_;
         tl_.sm_thread_occupancy_ps = sms_.thread_occupancy_ps();
         return std::move(tl_);
     }
@@ -183,6 +181,8 @@ public:
     void finished(uint32_t i) override {
         const Op& op = pg_.ops[i];
         tl_.ops[i].gpu_end = now_;
+        --gpu_open_;
+        latest_end_ = max(latest_end_, now_);
         if (op.kind == OpKind::Prefetch) um_.migrate(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
         if (op.kind == OpKind::HostFunc && op.flag >= 0) release_blocked(flags_.set(static_cast<uint32_t>(op.flag), i, now_), CauseKind::Flag, Time{});
         release_successors(i, now_);
@@ -399,6 +399,7 @@ private:
     void finish_host(uint32_t t, uint32_t i, Time end) {
         OpRecord& r = tl_.ops[i];
         r.host_end = end;
+        latest_end_ = max(latest_end_, end);
         ThreadState& th = threads_[t];
         th.pc++;
         th.next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::ProgramOrder};
@@ -578,6 +579,7 @@ private:
 
     [[gnu::flatten]] void submit(uint32_t i, Time at, bool task) {
         const Op& op = pg_.ops[i];
+        ++gpu_open_;
         ready(i) = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
         tl_.ops[i].gpu_cause = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
         if (!task && is_pageable_copy(hw_, op) && op.dir == CopyDir::H2D) {
@@ -745,6 +747,20 @@ private:
         }
     }
 
+    // Every op finished, without walking them: each op is in one thread's list or in gpu_tasks
+    // (core/program_json.cpp checks it), so when the lists hold every op and each thread ran its
+    // whole list (each list op's host phase ended), every GPU op was submitted; and none is
+    // still open. Otherwise check_finished() walks the ops to name the unfinished ones.
+    bool all_finished() const {
+        if (gpu_open_ != 0) return false;
+        size_t listed = pg_.gpu_tasks.size();
+        for (uint32_t t = 0; t < threads_.size(); ++t) {
+            if (!thread_done(t)) return false;
+            listed += pg_.threads[t].ops.size();
+        }
+        return listed == pg_.ops.size();
+    }
+
     void check_finished() {
         std::string stuck;
         int count = 0;
@@ -799,6 +815,8 @@ private:
     std::vector<Cause> host_ready_cause_;
     std::vector<int32_t> succ_;
     std::vector<Edge> edges_;
+    int64_t gpu_open_ = 0;  // GPU phases submitted and not finished
+    Time latest_end_;       // the latest end of any phase so far: the run's end-to-end time
     int32_t free_edge_ = -1;
     // The latest time at which an event that does nothing stops nothing either: below the time
     // limit and the end of the range (wake()).
