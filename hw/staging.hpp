@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "hw/unit.hpp"
+#include "core/timeline.hpp"
 #include "models/profile.hpp"
 #include "core/program.hpp"
 
@@ -31,7 +31,8 @@ public:
     bool has_staged(uint32_t op) const { return staged_.count(op) != 0; }
     // The DMA of upload `op` starts now: a held call resumes staging as the DMA frees bounce
     // buffers, and returns (through `sink`) when done. Returns when the staging ends.
-    Time dma_starts(uint32_t op, UnitSink& sink);
+    template <class Sink>
+    Time dma_starts(uint32_t op, Sink& sink);
 
 private:
     // Moves buffer b to the most recent end of the host cache's list; `upload` (an H2D copy
@@ -48,5 +49,28 @@ private:
     std::unordered_map<uint32_t, Time> staged_;  // uploads: when their staging ends
     std::unordered_map<uint32_t, Held> held_;    // uploads whose call waits for the pool
 };
+
+template <class Sink>
+Time Staging::dma_starts(uint32_t i, Sink& sink) {
+    auto h = held_.find(i);
+    if (h != held_.end()) {
+        // Staging stalled with the pool full until now (the DMA start); it resumes as the DMA
+        // frees bounce buffers, at the host's speed.
+        const Op& op = pg_.ops[i];
+        const Time now = sink.clock();
+        const Time staged = max(h->second.called + stage_time(i, op.bytes), now + stage_time(i, op.bytes - hw_.staging_pool));
+        staged_[i] = staged;
+        OpRecord& r = sink.records()[i];
+        const Time unblocked = h->second.called + stage_time(i, op.bytes);
+        if (staged > unblocked) {
+            r.sync_wait += staged - unblocked;
+            r.host_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
+        }
+        const uint32_t t = h->second.thread;
+        held_.erase(h);
+        sink.host_returns(t, i, staged);
+    }
+    return staged_.at(i);
+}
 
 }  // namespace hetsim

@@ -1,7 +1,7 @@
 // The engine: the event loop, the host threads running their op lists, dependency binding at
 // each call's simulated time (sim/binder.hpp), and the timeline. The GPU's work is the units'
 // (hw/): the engine hands each ready op to the unit its kind's row of the op table names, and
-// the units report back through the UnitSink the engine implements.
+// the units report back to the engine, their sink (hw/unit.hpp).
 #include "sim/engine.hpp"
 
 #include <algorithm>
@@ -80,8 +80,8 @@ std::string exact_time(Time t) {
 // the calls' prologues and keeps state in registers; the rare paths they reach (thread starts
 // and joins, barriers, blocked host calls, warnings) are [[gnu::noinline]] so that flattening
 // does not copy them into every call site (host_step flattened was 1.3 MB of code). The units
-// in hw/ are other translation units and stay calls.
-class Simulator final : public UnitSink {
+// of hw/ are templates on this class (hw/unit.hpp): their calls back (wake, finished) inline.
+class Simulator {
 public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
         : pg_(pg), hw_(effective_profile(hw)), opts_(o), tl_(records_for(pg)), binder_(pg, hw_.rules.legacy_sync), host_(pg, hw_), um_(pg, hw_),
@@ -159,14 +159,14 @@ public:
                                          " where it ends; give it a smaller duration or size (or the ops before it)");
     }
 
-    // ------------------------------------------------------------ UnitSink
-    const Time& clock() const override { return now_; }
-    OpRecord* records() override { return tl_.ops.data(); }
+    // ------------------------------------------------------------ the units' sink (hw/unit.hpp)
+    const Time& clock() const { return now_; }
+    OpRecord* records() { return tl_.ops.data(); }
     // A copy engine's next completion (a = its direction) and the first batches' (a = batch)
     // wait in unit slots: the unit asks again only to move it (a rescale), so the event it
     // replaces never runs. One past the time limit or at the end of the range still goes to the
     // queue, so that the run stops there as when every superseded event ran (and did nothing).
-    void wake(UnitId unit, Time at, uint32_t a, uint32_t b) override {
+    void wake(UnitId unit, Time at, uint32_t a, uint32_t b) {
         const EvType t = unit == UnitId::CopyEngines ? kCopyDone : kBatchDone;
         const uint32_t k = unit == UnitId::CopyEngines ? a : a < kBatchSlots ? kFirstBatchSlot + a : EventQueue::kSlots;
         if (k == EventQueue::kSlots) return q_.push(at, prio(t), t, a, b);
@@ -176,9 +176,9 @@ public:
         }
         q_.set_slot(k, at, prio(t), t, a, b);
     }
-    void finish_at(uint32_t op, Time at) override { q_.push(at, prio(kGpuDone), kGpuDone, op); }
-    void host_returns(uint32_t thread, uint32_t op, Time at) override { finish_host(thread, op, at); }
-    void finished(uint32_t i) override {
+    void finish_at(uint32_t op, Time at) { q_.push(at, prio(kGpuDone), kGpuDone, op); }
+    void host_returns(uint32_t thread, uint32_t op, Time at) { finish_host(thread, op, at); }
+    void finished(uint32_t i) {
         const Op& op = pg_.ops[i];
         tl_.ops[i].gpu_end = now_;
         --gpu_open_;
@@ -794,9 +794,9 @@ private:
     Staging staging_;
     HardwareQueues hw_queues_;
     LaunchQueues launch_queues_;
-    CopyEngines copies_;
-    DeviceCopies device_copies_;
-    SmScheduler sms_;
+    CopyEngines<Simulator> copies_;
+    DeviceCopies<Simulator> device_copies_;
+    SmScheduler<Simulator> sms_;
     HostQueues host_queues_;
     Flags flags_;
     std::vector<std::pair<uint32_t, uint32_t>> starts_;  // (op, thread created when its host phase ends), sorted
