@@ -3,7 +3,7 @@
 // nearest 24-byte entries (an insertion moves a few of them, a pop takes the last) in front of
 // a 4-ary min-heap (fewer levels and cache lines per pop than a binary heap) for the rest, and
 // beside them a few unit slots (one pending event each: a copy engine's or a kernel batch's next
-// completion, a host thread's next step) that are written in place instead of inserted.
+// completion) that are written in place instead of inserted.
 #pragma once
 #include <cstdint>
 #include <vector>
