@@ -77,7 +77,8 @@ std::string exact_time(Time t) {
     return std::to_string(t.ps()) + " ps";
 }
 
-// The hot paths (submit, dispatch, release_successors) are [[gnu::flatten]]: every engine
+// The hot paths (submit, dispatch, release_successors, and the async and memcpy calls, which
+// then hold submit rather than call it) are [[gnu::flatten]]: every engine
 // function they call is inlined into them (binding, gaps, edges, the event queue), which saves
 // the calls' prologues and keeps state in registers; the rare paths they reach (thread starts
 // and joins, barriers, blocked host calls, warnings) are [[gnu::noinline]] so that flattening
@@ -344,13 +345,13 @@ private:
         return extra;
     }
 
-    void async_call(uint32_t t, uint32_t i, Time base) {
+    [[gnu::flatten]] void async_call(uint32_t t, uint32_t i, Time base) {
         Time end = now_ + host_.call(t, base, now_);
         submit(i, end, false);
         finish_host(t, i, end);
     }
 
-    void memcpy_call(uint32_t t, uint32_t i) {
+    [[gnu::flatten]] void memcpy_call(uint32_t t, uint32_t i) {
         const Op& op = ops_[i];
         ThreadState& th = threads_[t];
         const bool pageable = is_pageable_copy(hw_, op);
