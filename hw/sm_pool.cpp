@@ -11,13 +11,6 @@ SmPool::SmPool(const HwProfile& p) {
     total_threads_ = p.sm_count * p.sm_threads;
 }
 
-uint32_t SmPool::room(const Free& f, const BlockNeed& n) {
-    uint32_t r = std::min(f.threads / n.threads, f.blocks);
-    if (n.regs) r = std::min(r, f.regs / n.regs);
-    if (n.smem) r = std::min(r, f.smem / n.smem);
-    return r;
-}
-
 size_t SmPool::split(size_t i, uint16_t at) {
     if (segs_[i].begin == at) return i;
     Seg tail = segs_[i];
@@ -36,25 +29,7 @@ void SmPool::merge() {
     segs_.resize(w + 1);
 }
 
-[[gnu::flatten]] uint32_t SmPool::place(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out) {
-    if (segs_.size() == 1) {  // every SM alike (the usual case): no scan, no search
-        Seg& s = segs_[0];
-        const uint32_t r = room(s.free, need), n = s.end - s.begin;
-        const uint64_t total = static_cast<uint64_t>(r) * n;
-        if (total == 0 || want == 0) return 0;
-        // As below: all the room when it is not enough; when `want` is a whole number of rounds,
-        // that many blocks on every SM. Otherwise some SMs take one more than the rest: below.
-        if (want >= total || want % n == 0) {
-            const uint32_t k = want >= total ? r : want / n;
-            s.free.threads -= k * need.threads;
-            s.free.blocks -= k;
-            s.free.regs -= k * need.regs;
-            s.free.smem -= k * need.smem;
-            out.push_back(SmRun{s.begin, s.end, k});
-            used_threads_ += static_cast<uint64_t>(k) * n * need.threads;
-            return k * n;
-        }
-    }
+[[gnu::flatten]] uint32_t SmPool::place_any(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out) {
     uint64_t total = 0, with_room = 0;  // blocks that fit; SMs with room for one
     uint32_t max_room = 0;
     for (Seg& s : segs_) {
@@ -107,17 +82,7 @@ void SmPool::merge() {
     return placed;
 }
 
-[[gnu::flatten]] void SmPool::release(const BlockNeed& need, const std::vector<SmRun>& runs) {
-    if (segs_.size() == 1 && runs.size() == 1 && runs[0].begin == segs_[0].begin && runs[0].end == segs_[0].end) {
-        Seg& s = segs_[0];  // blocks placed on every SM alike go back to every SM: no split, no merge
-        const SmRun& r = runs[0];
-        s.free.threads += r.blocks * need.threads;
-        s.free.blocks += r.blocks;
-        s.free.regs += r.blocks * need.regs;
-        s.free.smem += r.blocks * need.smem;
-        used_threads_ -= static_cast<uint64_t>(r.blocks) * need.threads * (s.end - s.begin);
-        return;
-    }
+[[gnu::flatten]] void SmPool::release_any(const BlockNeed& need, const std::vector<SmRun>& runs) {
     size_t i = 0;
     for (const SmRun& r : runs) {  // runs are in SM order, as place() wrote them
         while (segs_[i].end <= r.begin) ++i;
