@@ -4,6 +4,7 @@
 // pageable D2H). Device-to-device copies and memsets take the device-copy path, which has no
 // queue. Each duration comes from models/copy_model.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "hw/fifo.hpp"
@@ -16,10 +17,13 @@
 
 namespace hetsim {
 
-class CopyEngines : UnitBase {
+template <class Sink>
+class CopyEngines : UnitBase<Sink> {
+    using UnitBase<Sink>::sink_, UnitBase<Sink>::now_, UnitBase<Sink>::rec_;
+
 public:
-    CopyEngines(const Program& pg, const HwProfile& hw, UnitSink& sink, Staging& staging, const ManagedMemory& um)
-        : UnitBase(sink), pg_(pg), hw_(hw), staging_(staging), um_(um) {
+    CopyEngines(const Program& pg, const HwProfile& hw, Sink& sink, Staging& staging, const ManagedMemory& um)
+        : UnitBase<Sink>(sink), pg_(pg), hw_(hw), staging_(staging), um_(um) {
         for (int d = 0; d < 2; ++d)
             for (int self = 0; self < 2; ++self)
                 for (int other = 0; other < 2; ++other) duplex_[d][self][other] = duplex_slowdown(hw, static_cast<CopyDir>(d), self, other);
@@ -63,9 +67,12 @@ private:
     double duplex_[2][2][2];  // duplex_slowdown by [direction][self pageable][other pageable]
 };
 
-class DeviceCopies : UnitBase {
+template <class Sink>
+class DeviceCopies : UnitBase<Sink> {
+    using UnitBase<Sink>::sink_, UnitBase<Sink>::now_, UnitBase<Sink>::rec_;
+
 public:
-    DeviceCopies(const Program& pg, const HwProfile& hw, UnitSink& sink) : UnitBase(sink), pg_(pg), hw_(hw) {}
+    DeviceCopies(const Program& pg, const HwProfile& hw, Sink& sink) : UnitBase<Sink>(sink), pg_(pg), hw_(hw) {}
     // A D2D copy or memset: it starts now.
     void submit(uint32_t op);
 
@@ -73,5 +80,125 @@ private:
     const Program& pg_;
     const HwProfile& hw_;
 };
+
+// ------------------------------------------------------------ implementation
+
+namespace detail {
+inline Engine engine_of(CopyDir dir) { return dir == CopyDir::H2D ? Engine::H2D : Engine::D2H; }
+}  // namespace detail
+
+template <class Sink>
+[[gnu::flatten]] void CopyEngines<Sink>::submit(uint32_t i) {
+    const CopyDir dir = direction(pg_.ops[i]);
+    if (!hw_.rules.copy_fifo) {  // every copy on an engine of its own
+        OpRecord& r = rec_[i];
+        r.engine = detail::engine_of(dir);
+        r.gpu_start = now_;
+        sink_.finish_at(i, now_ + work(i, dir));
+        return;
+    }
+    if (running_[static_cast<int>(dir)].op < 0) start(i, dir);
+    else waiting_[static_cast<int>(dir)].push_back(i);
+}
+
+template <class Sink>
+Time CopyEngines<Sink>::work(uint32_t i, CopyDir dir) {
+    const Op& op = pg_.ops[i];
+    const Time now = now_;
+    Time t;
+    if (op.kind == OpKind::Prefetch) {
+        t = prefetch_time(hw_, um_.to_move(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes), op.to_device);
+    } else {
+        Last& last = last_[static_cast<int>(op.dir)];  // a Memcpy: copy_duration depends on direction, size, rows and host pitch only
+        // The rows and the host pitch depend on the site and the size: the same site and size as the
+        // last copy's, the same rows and pitch.
+        const bool same = last.site == op.site && last.bytes == op.bytes;
+        const uint32_t rows = same ? last.rows : dma_rows(pg_.site(op), op.bytes);
+        const uint64_t pitch = same ? last.pitch : host_pitch(pg_.site(op), op.dir);
+        if (last.bytes != op.bytes || last.rows != rows || last.pitch != pitch)
+            last = Last{op.bytes, copy_duration(hw_, op, rows, pitch), rows, pitch, op.site};
+        last.site = op.site;
+        t = last.duration;
+    }
+    if (is_pageable_copy(hw_, op))
+        t = pageable_dma_time(hw_, op, now, dir == CopyDir::H2D ? staging_.dma_starts(i, sink_) : now, dma_rows(pg_.site(op), op.bytes),
+                              host_pitch(pg_.site(op), op.dir));
+    if (op.graph_node) t += hw_.graph_copy_node_extra;
+    return t;
+}
+
+template <class Sink>
+double CopyEngines<Sink>::factor(int dir) const {
+    const Running &other = running_[1 - dir], &self = running_[dir];
+    if (other.op < 0 || self.op < 0) return 1;
+    return duplex_[dir][self.pageable][other.pageable];
+}
+
+template <class Sink>
+void CopyEngines<Sink>::schedule(int dir) {
+    Running& c = running_[dir];
+    // At full speed (and below 2^53 ps, where the double is exact) the work left is the time left.
+    const bool exact = c.factor == 1 && c.work_left.ps() >= 0 && c.work_left.ps() < (int64_t{1} << 53);
+    const Time left = exact ? c.work_left : Time::ps_of(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
+    sink_.wake(UnitId::CopyEngines, now_ + left, static_cast<uint32_t>(dir), ++c.version);
+}
+
+template <class Sink>
+void CopyEngines<Sink>::rescale(int dir) {
+    Running& c = running_[dir];
+    if (c.op < 0) return;
+    const double f = factor(dir);
+    if (f == c.factor) return;
+    const Time now = now_;
+    const Time done = Time::ps_of(static_cast<double>((now - c.last).ps()) / c.factor);
+    c.work_left = c.work_left > done ? c.work_left - done : Time{};
+    c.last = now;
+    c.factor = f;
+    schedule(dir);
+}
+
+template <class Sink>
+void CopyEngines<Sink>::start(uint32_t i, CopyDir dir) {
+    OpRecord& r = rec_[i];
+    r.engine = detail::engine_of(dir);
+    r.gpu_start = now_;
+    const int d = static_cast<int>(dir);
+    Running& c = running_[d];
+    c.op = static_cast<int32_t>(i);
+    c.pageable = is_pageable_copy(hw_, pg_.ops[i]);
+    c.work_left = work(i, dir);
+    c.last = now_;
+    c.factor = factor(d);
+    schedule(d);
+    rescale(1 - d);
+}
+
+template <class Sink>
+[[gnu::flatten]] void CopyEngines<Sink>::on_event(uint32_t dir, uint32_t version) {
+    Running& c = running_[dir];
+    if (c.op < 0 || c.version != version) return;  // superseded by a rescale
+    const uint32_t i = static_cast<uint32_t>(c.op);
+    c.op = -1;
+    Fifo<uint32_t>& q = waiting_[dir];
+    if (!q.empty()) {
+        const uint32_t next = q.front();
+        q.pop_front();
+        rec_[next].gpu_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
+        start(next, static_cast<CopyDir>(dir));
+    } else {
+        rescale(1 - static_cast<int>(dir));
+    }
+    sink_.finished(i);
+}
+
+template <class Sink>
+void DeviceCopies<Sink>::submit(uint32_t i) {
+    OpRecord& r = rec_[i];
+    r.engine = Engine::DeviceCopy;
+    r.gpu_start = now_;
+    const Time extra = pg_.ops[i].graph_node ? hw_.graph_copy_node_extra : Time{};
+    const Op& op = pg_.ops[i];
+    sink_.finish_at(i, now_ + copy_duration(hw_, op, op.kind == OpKind::Memcpy ? dma_rows(pg_.site(op), op.bytes) : 1) + extra);
+}
 
 }  // namespace hetsim

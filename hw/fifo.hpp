@@ -2,6 +2,7 @@
 // in (std::deque costs several times as much per push and pop on the engine's hot path).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace hetsim {
@@ -15,7 +16,7 @@ public:
     T& front() { return ring_[head_ & mask_]; }
     const T& back() const { return ring_[(tail_ - 1) & mask_]; }
     void push_back(const T& v) {
-        if (size() == ring_.size()) grow();
+        if (size() == mask_ + 1) grow();  // full (mask_ + 1: the capacity, no division by sizeof(T))
         ring_[tail_++ & mask_] = v;
     }
     void pop_front() { ++head_; }
@@ -32,7 +33,8 @@ private:
         mask_ = ring_.size() - 1;
     }
     std::vector<T> ring_;
-    size_t head_ = 0, tail_ = 0, mask_ = 0;
+    size_t head_ = 0, tail_ = 0;
+    size_t mask_ = SIZE_MAX;  // the capacity less one; with no ring yet, mask_ + 1 wraps to 0: the first push grows
 };
 
 }  // namespace hetsim

@@ -18,8 +18,8 @@ Time HostThreads::call_among(uint32_t t, Time base, Time now) {
     return cost;
 }
 
-Time HostThreads::module_load(uint32_t kernel_label) {
-    if (loaded_.empty() || loaded_[kernel_label]) return Time{};
+Time HostThreads::first_load(uint32_t kernel_label) {
+    if (loaded_[kernel_label]) return Time{};
     loaded_[kernel_label] = 1;
     return hw_.module_load_cost;
 }

@@ -29,10 +29,11 @@ public:
     // An event sync: an event without cudaEventBlockingSync spins even under blocking-sync scheduling.
     Time event_wakeup(const Event& e) const { return e.blocking_sync ? hw_.blocking_sync_wakeup : hw_.sync_wakeup; }
     // The first launch of each kernel (by label) in a cold process loads its module.
-    Time module_load(uint32_t kernel_label);
+    Time module_load(uint32_t kernel_label) { return loaded_.empty() ? Time{} : first_load(kernel_label); }
 
 private:
     Time call_among(uint32_t t, Time base, Time now);  // several host threads
+    Time first_load(uint32_t kernel_label);           // cold start: loaded_ is per label
 
     const HwProfile& hw_;
     const bool blocking_sync_, cold_start_;

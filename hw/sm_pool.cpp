@@ -11,13 +11,6 @@ SmPool::SmPool(const HwProfile& p) {
     total_threads_ = p.sm_count * p.sm_threads;
 }
 
-uint32_t SmPool::room(const Free& f, const BlockNeed& n) {
-    uint32_t r = std::min(f.threads / n.threads, f.blocks);
-    if (n.regs) r = std::min(r, f.regs / n.regs);
-    if (n.smem) r = std::min(r, f.smem / n.smem);
-    return r;
-}
-
 size_t SmPool::split(size_t i, uint16_t at) {
     if (segs_[i].begin == at) return i;
     Seg tail = segs_[i];
@@ -36,7 +29,7 @@ void SmPool::merge() {
     segs_.resize(w + 1);
 }
 
-[[gnu::flatten]] uint32_t SmPool::place(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out) {
+[[gnu::flatten]] uint32_t SmPool::place_any(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out) {
     uint64_t total = 0, with_room = 0;  // blocks that fit; SMs with room for one
     uint32_t max_room = 0;
     for (Seg& s : segs_) {
@@ -89,7 +82,7 @@ void SmPool::merge() {
     return placed;
 }
 
-[[gnu::flatten]] void SmPool::release(const BlockNeed& need, const std::vector<SmRun>& runs) {
+[[gnu::flatten]] void SmPool::release_any(const BlockNeed& need, const std::vector<SmRun>& runs) {
     size_t i = 0;
     for (const SmRun& r : runs) {  // runs are in SM order, as place() wrote them
         while (segs_[i].end <= r.begin) ++i;

@@ -38,28 +38,6 @@ Time Staging::stage_time(uint32_t op, uint64_t bytes) const {
     return t + Time::ps(static_cast<int64_t>(static_cast<u128>(rows.ps()) * bytes / o.bytes));
 }
 
-Time Staging::dma_starts(uint32_t i, UnitSink& sink) {
-    auto h = held_.find(i);
-    if (h != held_.end()) {
-        // Staging stalled with the pool full until now (the DMA start); it resumes as the DMA
-        // frees bounce buffers, at the host's speed.
-        const Op& op = pg_.ops[i];
-        const Time now = sink.clock();
-        const Time staged = max(h->second.called + stage_time(i, op.bytes), now + stage_time(i, op.bytes - hw_.staging_pool));
-        staged_[i] = staged;
-        OpRecord& r = sink.records()[i];
-        const Time unblocked = h->second.called + stage_time(i, op.bytes);
-        if (staged > unblocked) {
-            r.sync_wait += staged - unblocked;
-            r.host_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
-        }
-        const uint32_t t = h->second.thread;
-        held_.erase(h);
-        sink.host_returns(t, i, staged);
-    }
-    return staged_.at(i);
-}
-
 Time Staging::acquire(uint32_t op, uint32_t thread, Time at) {
     if (holder_ >= 0 && held_.count(static_cast<uint32_t>(holder_)) && pg_.ops[op].dir == CopyDir::D2H)
         return at;  // the holder waits for its own DMA to start, which may wait for this download: no cycle

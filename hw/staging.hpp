@@ -11,7 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "hw/unit.hpp"
+#include "core/timeline.hpp"
 #include "models/copy_model.hpp"
 #include "models/profile.hpp"
 #include "core/program.hpp"
@@ -35,7 +35,8 @@ public:
     bool has_staged(uint32_t op) const { return staged_.count(op) != 0; }
     // The DMA of upload `op` starts now: a held call resumes staging as the DMA frees bounce
     // buffers, and returns (through `sink`) when done. Returns when the staging ends.
-    Time dma_starts(uint32_t op, UnitSink& sink);
+    template <class Sink>
+    Time dma_starts(uint32_t op, Sink& sink);
 
     // The staging lock. A pageable copy issued by a host thread's call takes it: an upload when
     // its call starts staging, a download when its DMA may start (its stream's earlier work is
@@ -101,5 +102,28 @@ private:
     Time free_at_;                               // when its last holder's call returned
     std::deque<Waiter> waiters_;                 // copies waiting for the lock, in the order they asked
 };
+
+template <class Sink>
+Time Staging::dma_starts(uint32_t i, Sink& sink) {
+    auto h = held_.find(i);
+    if (h != held_.end()) {
+        // Staging stalled with the pool full until now (the DMA start); it resumes as the DMA
+        // frees bounce buffers, at the host's speed.
+        const Op& op = pg_.ops[i];
+        const Time now = sink.clock();
+        const Time staged = max(h->second.called + stage_time(i, op.bytes), now + stage_time(i, op.bytes - hw_.staging_pool));
+        staged_[i] = staged;
+        OpRecord& r = sink.records()[i];
+        const Time unblocked = h->second.called + stage_time(i, op.bytes);
+        if (staged > unblocked) {
+            r.sync_wait += staged - unblocked;
+            r.host_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
+        }
+        const uint32_t t = h->second.thread;
+        held_.erase(h);
+        sink.host_returns(t, i, staged);
+    }
+    return staged_.at(i);
+}
 
 }  // namespace hetsim

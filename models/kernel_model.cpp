@@ -39,8 +39,7 @@ static Time compute_time(double flops, double peak) {
     return Time::ps_of(std::ceil(flops / peak * 1e12));
 }
 
-KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops) {
-    if (flops == 0 && op.bytes == 0) return {max(op.duration, p.kernel_min_duration), false};
+KernelCost roofline_cost(const HwProfile& p, const Op& op, double flops) {
     Time mem = transfer_time(op.bytes, p.hbm_bw);
     Time compute = compute_time(flops, p.peak_flops);
     KernelCost c{max(max(mem, compute), p.kernel_min_duration), op.bytes > 0 && mem >= compute};

@@ -16,9 +16,15 @@ struct KernelCost {
     bool memory_bound;    // the roofline's bytes term dominates: shares HBM with other such kernels
 };
 
+// kernel_cost() of a kernel with flops or bytes: the roofline.
+KernelCost roofline_cost(const HwProfile& p, const Op& op, double flops);
 // Fixed `duration`, or the roofline max(flops / peak, bytes / HBM), never below kernel.min_duration
-// (`flops` is the kernel's site's).
-KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops);
+// (`flops` is the kernel's site's). Inline: the engine asks once per kernel, and a fixed
+// duration needs no call.
+inline KernelCost kernel_cost(const HwProfile& p, const Op& op, double flops) {
+    if (flops == 0 && op.bytes == 0) return {max(op.duration, p.kernel_min_duration), false};
+    return roofline_cost(p, op, flops);
+}
 
 // The waves of a kernel alone on the device (rounds of as many blocks of `shape` as fit on all
 // SMs at once), at least 1; one wave takes its duration over this.

@@ -1,7 +1,7 @@
 // The engine: the event loop, the host threads running their op lists, dependency binding at
 // each call's simulated time (sim/binder.hpp), and the timeline. The GPU's work is the units'
 // (hw/): the engine hands each ready op to the unit its kind's row of the op table names, and
-// the units report back through the UnitSink the engine implements.
+// the units report back to the engine, their sink (hw/unit.hpp).
 #include "sim/engine.hpp"
 
 #include <algorithm>
@@ -32,9 +32,11 @@ enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kCopyDone, kGpuReady, 
 constexpr uint32_t prio(EvType t) { return t <= kCopyDone ? 0 : t == kGpuReady || t == kLockGrant ? 1 : 2; }
 
 // The event queue's unit slots: 0 and 1 the copy engines (by direction), then the first kernel
-// batches, then the first host threads' next steps.
-constexpr uint32_t kFirstBatchSlot = 2, kBatchSlots = 4, kFirstStepSlot = kFirstBatchSlot + kBatchSlots, kStepSlots = 2;
-static_assert(kFirstStepSlot + kStepSlots <= EventQueue::kSlots);
+// batches. Host steps go to the queue itself: a step is never superseded, and the sorted near
+// events take one for fewer instructions than a slot, whose earliest must be found again after
+// each pop (35 instructions an op fewer at bench/engine_pipeline.cpp's 10^4 ops).
+constexpr uint32_t kFirstBatchSlot = 2, kBatchSlots = 4;
+static_assert(kFirstBatchSlot + kBatchSlots <= EventQueue::kSlots);
 
 constexpr uint32_t kThreadBit = 0x80000000u;  // edge target is a waiting host thread
 
@@ -75,13 +77,14 @@ std::string exact_time(Time t) {
     return std::to_string(t.ps()) + " ps";
 }
 
-// The hot paths (submit, dispatch, release_successors) are [[gnu::flatten]]: every engine
+// The hot paths (submit, dispatch, release_successors, and the async and memcpy calls, which
+// then hold submit rather than call it) are [[gnu::flatten]]: every engine
 // function they call is inlined into them (binding, gaps, edges, the event queue), which saves
 // the calls' prologues and keeps state in registers; the rare paths they reach (thread starts
 // and joins, barriers, blocked host calls, warnings) are [[gnu::noinline]] so that flattening
 // does not copy them into every call site (host_step flattened was 1.3 MB of code). The units
-// in hw/ are other translation units and stay calls.
-class Simulator final : public UnitSink {
+// of hw/ are templates on this class (hw/unit.hpp): their calls back (wake, finished) inline.
+class Simulator {
 public:
     Simulator(const Program& pg, const HwProfile& hw, const EngineOptions& o)
         : pg_(pg), hw_(effective_profile(hw)), opts_(o), tl_(records_for(pg)), binder_(pg, hw_.rules.legacy_sync), host_(pg, hw_), um_(pg, hw_),
@@ -118,21 +121,20 @@ public:
                 throw DeadlockError("simulated time passed the limit of " + exact_time(opts_.time_limit) +
                                     "; raise it with --time-limit");
             now_ = now;
-            switch (e.type()) {
-                case kHostStep: host_step(e.a); break;
-                case kGpuReady: dispatch(e.a); break;
-                case kGpuDone: finished(e.a); break;
-                case kCopyDone: copies_.on_event(e.a, e.b); break;
-                case kBatchDone: sms_.on_event(e.a, e.b); break;
-                case kHostDone: release_successors(e.a, now_); break;
-                case kLockGrant: copies_.submit(e.a); break;  // a pageable download got the staging lock
-            }
+            // Tests in the order of how often each type comes (host steps, GPU-ready, copies,
+            // kernel batches): fewer instructions than a switch's bounds test and jump table.
+            const uint32_t type = e.type();
+            if (type == kHostStep) host_step(e.a);
+            else if (type == kGpuReady) dispatch(e.a);
+            else if (type == kCopyDone) copies_.on_event(e.a, e.b);
+            else if (type == kBatchDone) sms_.on_event(e.a, e.b);
+            else if (type == kGpuDone) finished(e.a);
+            else if (type == kLockGrant) copies_.submit(e.a);  // a pageable download got the staging lock
+            else release_successors(e.a, now_);  // kHostDone
             sms_.after_event();
         }
-        check_finished();
-        Time end;
-        for (const auto& r : tl_.ops) end = max(end, r.end());
-        tl_.end_to_end = end;
+        if (!all_finished()) check_finished();
+        tl_.end_to_end = latest_end_;
         tl_.sm_thread_occupancy_ps = sms_.thread_occupancy_ps();
         return std::move(tl_);
     }
@@ -151,25 +153,25 @@ public:
             }
             default:  // a copy or kernel batch: the GPU op that started last and has not ended
                 for (size_t k = 0; k < tl_.ops.size(); ++k)
-                    if (tl_.ops[k].has_gpu() && !done(static_cast<uint32_t>(k)) &&
-                        (op < 0 || tl_.ops[k].gpu_start >= tl_.ops[static_cast<size_t>(op)].gpu_start))
+                    if (rec_[k].has_gpu() && !done(static_cast<uint32_t>(k)) &&
+                        (op < 0 || rec_[k].gpu_start >= rec_[static_cast<size_t>(op)].gpu_start))
                         op = static_cast<int64_t>(k);
         }
         const std::string what = "the simulated time would reach the end of its range (2^63 ps, about 106 days)";
         if (op < 0) throw InputError(SourceLoc{}, what + "; shorten the scenario's durations or sizes");
-        const Op& o = pg_.ops[static_cast<size_t>(op)];
+        const Op& o = ops_[static_cast<size_t>(op)];
         throw InputError(pg_.loc(o), "op '" + pg_.op_name(static_cast<uint32_t>(op)) + "': " + what +
                                          " where it ends; give it a smaller duration or size (or the ops before it)");
     }
 
-    // ------------------------------------------------------------ UnitSink
-    const Time& clock() const override { return now_; }
-    OpRecord* records() override { return tl_.ops.data(); }
+    // ------------------------------------------------------------ the units' sink (hw/unit.hpp)
+    const Time& clock() const { return now_; }
+    OpRecord* records() { return rec_; }
     // A copy engine's next completion (a = its direction) and the first batches' (a = batch)
     // wait in unit slots: the unit asks again only to move it (a rescale), so the event it
     // replaces never runs. One past the time limit or at the end of the range still goes to the
     // queue, so that the run stops there as when every superseded event ran (and did nothing).
-    void wake(UnitId unit, Time at, uint32_t a, uint32_t b) override {
+    void wake(UnitId unit, Time at, uint32_t a, uint32_t b) {
         const EvType t = unit == UnitId::CopyEngines ? kCopyDone : kBatchDone;
         const uint32_t k = unit == UnitId::CopyEngines ? a : a < kBatchSlots ? kFirstBatchSlot + a : EventQueue::kSlots;
         if (k == EventQueue::kSlots) return q_.push(at, prio(t), t, a, b);
@@ -179,11 +181,13 @@ public:
         }
         q_.set_slot(k, at, prio(t), t, a, b);
     }
-    void finish_at(uint32_t op, Time at) override { q_.push(at, prio(kGpuDone), kGpuDone, op); }
-    void host_returns(uint32_t thread, uint32_t op, Time at) override { finish_host(thread, op, at); }
-    void finished(uint32_t i) override {
-        const Op& op = pg_.ops[i];
-        tl_.ops[i].gpu_end = now_;
+    void finish_at(uint32_t op, Time at) { q_.push(at, prio(kGpuDone), kGpuDone, op); }
+    void host_returns(uint32_t thread, uint32_t op, Time at) { finish_host(thread, op, at); }
+    void finished(uint32_t i) {
+        const Op& op = ops_[i];
+        rec_[i].gpu_end = now_;
+        --gpu_open_;
+        latest_end_ = max(latest_end_, now_);
         if (op.kind == OpKind::Prefetch) um_.migrate(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
         if (op.kind == OpKind::HostFunc && op.flag >= 0) release_blocked(flags_.set(static_cast<uint32_t>(op.flag), i, now_), CauseKind::Flag, Time{});
         release_successors(i, now_);
@@ -191,19 +195,16 @@ public:
 
 private:
     // ------------------------------------------------------------ host threads
-    // Thread t's next step: in its slot if it has one and the slot is free, else in the queue.
-    void push_step(uint32_t t, Time at) {
-        if (t < kStepSlots && !q_.slot_busy(kFirstStepSlot + t)) return q_.set_slot(kFirstStepSlot + t, at, prio(kHostStep), kHostStep, t);
-        q_.push(at, prio(kHostStep), kHostStep, t);
-    }
+    // Thread t's next step.
+    void push_step(uint32_t t, Time at) { q_.push(at, prio(kHostStep), kHostStep, t); }
 
     void host_step(uint32_t t) {
         ThreadState& th = threads_[t];
         const auto& list = pg_.threads[t].ops;
         if (th.pc >= list.size()) return;
         uint32_t i = list[th.pc];
-        const Op& op = pg_.ops[i];
-        OpRecord& r = tl_.ops[i];
+        const Op& op = ops_[i];
+        OpRecord& r = rec_[i];
         if (pg_.tasks_form && host_pending_[i] > 0) {
             th.waiting_deps = true;
             if (!r.has_host()) r.host_start = now_;  // the thread reached the op; it waits from here
@@ -323,7 +324,7 @@ private:
     // since it reached the op, less the call's own `cost`, was spent waiting.
     [[gnu::noinline]] void release_blocked(const Release& w, CauseKind kind, Time cost) {
         if (!w.any) return;
-        OpRecord& r = tl_.ops[w.who.op];
+        OpRecord& r = rec_[w.who.op];
         r.sync_wait = w.end - cost - r.host_start;
         r.host_cause = Cause{static_cast<int32_t>(w.cause), kind == CauseKind::Flag ? Phase::Gpu : Phase::Host, kind};
         finish_host(w.who.thread, w.who.op, w.end);
@@ -345,14 +346,14 @@ private:
         return extra;
     }
 
-    void async_call(uint32_t t, uint32_t i, Time base) {
+    [[gnu::flatten]] void async_call(uint32_t t, uint32_t i, Time base) {
         Time end = now_ + host_.call(t, base, now_);
         submit(i, end, false);
         finish_host(t, i, end);
     }
 
-    void memcpy_call(uint32_t t, uint32_t i) {
-        const Op& op = pg_.ops[i];
+    [[gnu::flatten]] void memcpy_call(uint32_t t, uint32_t i) {
+        const Op& op = ops_[i];
         ThreadState& th = threads_[t];
         const bool pageable = is_pageable_copy(hw_, op);
         if (pageable && hw_.pageable_sync && !th.presynced) {
@@ -400,7 +401,7 @@ private:
     void stage_upload(uint32_t t, uint32_t i, Time called, Time start, int32_t prev) {
         const Op& op = pg_.ops[i];
         if (start > called) {
-            OpRecord& r = tl_.ops[i];
+            OpRecord& r = rec_[i];
             r.sync_wait += start - called;
             r.host_cause = Cause{prev, Phase::Host, CauseKind::Resource};
         }
@@ -419,15 +420,16 @@ private:
     [[gnu::noinline]] void release_staging_lock(uint32_t i, Time end) {
         staging_.release(i, end, [&](const Staging::Waiter& w, Time at, uint32_t prev) {
             if (pg_.ops[w.op].dir == CopyDir::H2D) return stage_upload(w.thread, w.op, w.at, at, static_cast<int32_t>(prev));
-            tl_.ops[w.op].gpu_cause = Cause{static_cast<int32_t>(prev), Phase::Host, CauseKind::Resource};
+            rec_[w.op].gpu_cause = Cause{static_cast<int32_t>(prev), Phase::Host, CauseKind::Resource};
             q_.push(at, prio(kLockGrant), kLockGrant, w.op);
         });
     }
 
     void finish_host(uint32_t t, uint32_t i, Time end) {
-        OpRecord& r = tl_.ops[i];
+        OpRecord& r = rec_[i];
         if (staging_.holds(i)) release_staging_lock(i, end);
         r.host_end = end;
+        latest_end_ = max(latest_end_, end);
         ThreadState& th = threads_[t];
         th.pc++;
         th.next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::ProgramOrder};
@@ -438,7 +440,7 @@ private:
         }
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
-        if (succ_[i] >= 0 && !Program::has_gpu_phase(pg_.ops[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
+        if (succ_[i] >= 0 && !Program::has_gpu_phase(ops_[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
         push_step(t, end);
     }
 
@@ -455,7 +457,7 @@ private:
     [[gnu::noinline]] void end_thread(uint32_t t, uint32_t i, Time end) {
         std::vector<Blocked> done;
         for (size_t k = 0; k < joiners_.size();) {
-            if (static_cast<uint32_t>(pg_.ops[joiners_[k].op].target) == t) {
+            if (static_cast<uint32_t>(ops_[joiners_[k].op].target) == t) {
                 done.push_back(joiners_[k]);
                 joiners_.erase(joiners_.begin() + static_cast<long>(k));
             } else {
@@ -497,7 +499,7 @@ private:
 
     [[gnu::noinline]] void wake(uint32_t t, uint32_t i) {
         ThreadState& th = threads_[t];
-        OpRecord& r = tl_.ops[i];
+        OpRecord& r = rec_[i];
         Time end = th.wait_min_end;
         if (th.wait_cause.op >= 0 && th.wait_done + th.wake_extra > end) {
             end = th.wait_done + th.wake_extra;
@@ -522,7 +524,7 @@ private:
         barrier_last_ = max(barrier_last_, end);
         if (barrier_.size() < threads_.size()) return;
         for (const Arrival& a : barrier_) {
-            tl_.ops[a.op].sync_wait += barrier_last_ - a.at;
+            rec_[a.op].sync_wait += barrier_last_ - a.at;
             finish_host(a.thread, a.op, barrier_last_);
         }
         if (++barriers_passed_ == pg_.warmup) tl_.measured_from = barrier_last_;
@@ -531,21 +533,21 @@ private:
 
     // ------------------------------------------------------------ GPU submission and dependencies
     Time gap(uint32_t from, uint32_t to, CauseKind kind, bool from_host) const {
-        if (from_host) return pg_.ops[to].thread >= 0 ? Time{} : hw_.launch_latency;
-        const Op& t = pg_.ops[to];
+        if (from_host) return ops_[to].thread >= 0 ? Time{} : hw_.launch_latency;
+        const Op& t = ops_[to];
         if (t.kind == OpKind::HostFunc) return hw_.host_func_latency;  // the stream reaches the callback
-        if (pg_.ops[from].kind == OpKind::HostFunc && kind == CauseKind::StreamOrder) return hw_.host_func_gap;
-        if (t.graph_node && pg_.ops[from].graph_node && kind == CauseKind::StreamOrder)
-            return graph_node_gap(hw_, pg_.ops[from], tl_.ops[from].gpu_end - tl_.ops[from].gpu_start);
+        if (ops_[from].kind == OpKind::HostFunc && kind == CauseKind::StreamOrder) return hw_.host_func_gap;
+        if (t.graph_node && ops_[from].graph_node && kind == CauseKind::StreamOrder)
+            return graph_node_gap(hw_, ops_[from], rec_[from].gpu_end - rec_[from].gpu_start);
         // Markers (event record, stream wait) take no gap on the way in; the op after a marker
         // pays the gap of the dependency that released the marker (an event: the event gap).
-        if (Program::is_marker(pg_.ops[to].kind)) return Time{};
-        if (Program::is_marker(pg_.ops[from].kind)) {
-            kind = tl_.ops[from].gpu_cause.kind;
+        if (Program::is_marker(ops_[to].kind)) return Time{};
+        if (Program::is_marker(ops_[from].kind)) {
+            kind = rec_[from].gpu_cause.kind;
             if (kind == CauseKind::GraphExec) {  // a launch held by the previous one
                 // rules.graphs off: behind it in the same stream, a stream launch's gap.
-                const int32_t held_by = tl_.ops[from].gpu_cause.op;
-                if (!hw_.rules.graphs && held_by >= 0 && pg_.ops[static_cast<uint32_t>(held_by)].stream == pg_.ops[from].stream)
+                const int32_t held_by = rec_[from].gpu_cause.op;
+                if (!hw_.rules.graphs && held_by >= 0 && ops_[static_cast<uint32_t>(held_by)].stream == ops_[from].stream)
                     return hw_.stream_gap;
                 return hw_.graph_relaunch_gap;
             }
@@ -554,17 +556,17 @@ private:
                 return Time{};
         }
         if (kind == CauseKind::StreamOrder) return hw_.stream_gap;
-        if (kind == CauseKind::After && pg_.ops[from].stream == pg_.ops[to].stream) return hw_.stream_gap;
+        if (kind == CauseKind::After && ops_[from].stream == ops_[to].stream) return hw_.stream_gap;
         return hw_.event_gap;
     }
 
     // When GPU op i may start, as its dependencies have said so far: kept in its record's
     // gpu_start from its submission until a unit starts it (and writes the real start there),
     // so that the engine holds no per-op times of its own.
-    Time& ready(uint32_t i) { return tl_.ops[i].gpu_start; }
+    Time& ready(uint32_t i) { return rec_[i].gpu_start; }
 
     // A GPU phase is done once it has an end.
-    bool done(uint32_t i) const { return tl_.ops[i].gpu_end.ps() != OpRecord::kUnset; }
+    bool done(uint32_t i) const { return rec_[i].gpu_end.ps() != OpRecord::kUnset; }
 
     // Successor edges live in one pool; an op's edges go back to it once they are released.
     void add_edge(uint32_t from, uint32_t to, CauseKind kind) {
@@ -585,10 +587,10 @@ private:
         if (dep < 0) return;
         uint32_t d = static_cast<uint32_t>(dep);
         if (done(d)) {
-            Time t = tl_.ops[d].gpu_end + gap(d, i, kind, false);
+            Time t = rec_[d].gpu_end + gap(d, i, kind, false);
             if (t > ready(i)) {
                 ready(i) = t;
-                tl_.ops[i].gpu_cause = Cause{dep, Phase::Gpu, kind};
+                rec_[i].gpu_cause = Cause{dep, Phase::Gpu, kind};
             }
         } else {
             ++pending_[i];
@@ -606,9 +608,10 @@ private:
     }
 
     [[gnu::flatten]] void submit(uint32_t i, Time at, bool task) {
-        const Op& op = pg_.ops[i];
+        const Op& op = ops_[i];
+        ++gpu_open_;
         ready(i) = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
-        tl_.ops[i].gpu_cause = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
+        rec_[i].gpu_cause = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
         if (!task && is_pageable_copy(hw_, op) && op.dir == CopyDir::H2D) {
             Time first = at + staging_.stage_time(i, staging_chunk(hw_, op.bytes));
             if (first > ready(i)) ready(i) = first;
@@ -628,14 +631,14 @@ private:
     }
 
     [[gnu::noinline]] void warn_unrecorded(uint32_t i) {
-        const Op& op = pg_.ops[i];
+        const Op& op = ops_[i];
         tl_.warnings.push_back(pg_.op_name(i) + ": waits on event '" + pg_.events[op.event].name +
                                "' before any record of it; the wait completes at once (as in CUDA)");
     }
 
     // A phase of op `from` finished at `end`: release what waits on it.
     [[gnu::flatten]] void release_successors(uint32_t from, Time end) {
-        bool from_host = !Program::has_gpu_phase(pg_.ops[from].kind);
+        bool from_host = !Program::has_gpu_phase(ops_[from].kind);
         int32_t e = succ_[from];
         succ_[from] = -1;
         while (e >= 0) {
@@ -653,8 +656,8 @@ private:
             uint32_t to = ed.to;
             Time at = end + gap(from, to, ed.kind, from_host);
             Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, ed.kind};
-            if (Program::has_gpu_phase(pg_.ops[to].kind)) {
-                Cause& why = tl_.ops[to].gpu_cause;
+            if (Program::has_gpu_phase(ops_[to].kind)) {
+                Cause& why = rec_[to].gpu_cause;
                 if (at > ready(to) || why.kind == CauseKind::None) {
                     ready(to) = max(ready(to), at);
                     why = c;
@@ -667,7 +670,7 @@ private:
                     host_ready_cause_[to] = c;
                 }
                 if (--host_pending_[to] == 0) {
-                    uint32_t t = static_cast<uint32_t>(pg_.ops[to].thread);
+                    uint32_t t = static_cast<uint32_t>(ops_[to].thread);
                     if (threads_[t].waiting_deps && pg_.threads[t].ops[threads_[t].pc] == to) {
                         threads_[t].waiting_deps = false;
                         push_step(t, max(host_ready_[to], now_));
@@ -679,8 +682,8 @@ private:
 
     // ------------------------------------------------------------ GPU work to its unit
     [[gnu::flatten]] void dispatch(uint32_t i) {
-        const Op& op = pg_.ops[i];
-        OpRecord& r = tl_.ops[i];  // its gpu_cause says what released it last
+        const Op& op = ops_[i];
+        OpRecord& r = rec_[i];  // its gpu_cause says what released it last
         leave_queues(i);
         switch (op_info(op.kind).gpu) {
             case GpuWork::Marker:
@@ -724,10 +727,10 @@ private:
 
     // Op i leaves its hardware queue and its stream's launch queue when the GPU takes it.
     void leave_queues(uint32_t i) {
-        const Op& op = pg_.ops[i];
+        const Op& op = ops_[i];
         if (int32_t next = hw_queues_.leave(i, op.stream); next >= 0) {
             const uint32_t j = static_cast<uint32_t>(next);
-            Cause& why = tl_.ops[j].gpu_cause;
+            Cause& why = rec_[j].gpu_cause;
             if (now_ > ready(j) || why.kind == CauseKind::None) {
                 ready(j) = max(ready(j), now_);
                 why = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Queue};
@@ -756,8 +759,8 @@ private:
     }
 
     bool is_finished(uint32_t i) const {
-        const Op& op = pg_.ops[i];
-        return (op.thread < 0 || tl_.ops[i].host_end.ps() != OpRecord::kUnset) && (!Program::has_gpu_phase(op.kind) || done(i));
+        const Op& op = ops_[i];
+        return (op.thread < 0 || rec_[i].host_end.ps() != OpRecord::kUnset) && (!Program::has_gpu_phase(op.kind) || done(i));
     }
 
     // " (blocked at OP)": the op at which host thread `t` stopped.
@@ -785,12 +788,26 @@ private:
         }
     }
 
+    // Every op finished, without walking them: each op is in one thread's list or in gpu_tasks
+    // (core/program_json.cpp checks it), so when the lists hold every op and each thread ran its
+    // whole list (each list op's host phase ended), every GPU op was submitted; and none is
+    // still open. Otherwise check_finished() walks the ops to name the unfinished ones.
+    bool all_finished() const {
+        if (gpu_open_ != 0) return false;
+        size_t listed = pg_.gpu_tasks.size();
+        for (uint32_t t = 0; t < threads_.size(); ++t) {
+            if (!thread_done(t)) return false;
+            listed += pg_.threads[t].ops.size();
+        }
+        return listed == pg_.ops.size();
+    }
+
     void check_finished() {
         std::string stuck;
         int count = 0;
         for (uint32_t i = 0; i < pg_.ops.size(); ++i) {
-            const Op& op = pg_.ops[i];
-            const OpRecord& r = tl_.ops[i];
+            const Op& op = ops_[i];
+            const OpRecord& r = rec_[i];
             if (is_finished(i)) continue;
             if (++count <= 10) {
                 stuck += "\n  " + pg_.op_name(i) + " (" + to_string(op.kind) + ")";
@@ -810,6 +827,10 @@ private:
     const HwProfile hw_;
     EngineOptions opts_;
     Timeline tl_;
+    // The ops and their records, fixed for the run: raw pointers, which the compiler keeps in
+    // registers where a vector's data pointer would be loaded again after every store.
+    const Op* const ops_ = pg_.ops.data();
+    OpRecord* const rec_ = tl_.ops.data();
     EventQueue q_;
     Time now_;
     Binder binder_;
@@ -818,9 +839,9 @@ private:
     Staging staging_;
     HardwareQueues hw_queues_;
     LaunchQueues launch_queues_;
-    CopyEngines copies_;
-    DeviceCopies device_copies_;
-    SmScheduler sms_;
+    CopyEngines<Simulator> copies_;
+    DeviceCopies<Simulator> device_copies_;
+    SmScheduler<Simulator> sms_;
     HostQueues host_queues_;
     Flags flags_;
     std::vector<std::pair<uint32_t, uint32_t>> starts_;  // (op, thread created when its host phase ends), sorted
@@ -839,6 +860,8 @@ private:
     std::vector<Cause> host_ready_cause_;
     std::vector<int32_t> succ_;
     std::vector<Edge> edges_;
+    int64_t gpu_open_ = 0;  // GPU phases submitted and not finished
+    Time latest_end_;       // the latest end of any phase so far: the run's end-to-end time
     int32_t free_edge_ = -1;
     // The latest time at which an event that does nothing stops nothing either: below the time
     // limit and the end of the range (wake()).
