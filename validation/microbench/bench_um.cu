@@ -5,31 +5,6 @@
 #include <cmath>
 #include <map>
 
-namespace {
-
-// Host writes one byte in every 4 KiB page; returns the time in us.
-double touch_pages(char* p, size_t bytes, unsigned char v) {
-    volatile char* vp = p;
-    const int64_t t0 = now_ns();
-    for (size_t off = 0; off < bytes; off += 4096) vp[off] = char(v);
-    return ns_to_us(now_ns() - t0);
-}
-
-cudaMemLocation loc_device(int dev) {
-    cudaMemLocation l{};
-    l.type = cudaMemLocationTypeDevice;
-    l.id = dev;
-    return l;
-}
-cudaMemLocation loc_host() {
-    cudaMemLocation l{};
-    l.type = cudaMemLocationTypeHost;
-    l.id = 0;
-    return l;
-}
-
-}  // namespace
-
 void bench_um(Ctx& c, json& out) {
     const bool q = c.opt.quick;
     const int reps = q ? 2 : 3;
@@ -87,7 +62,7 @@ void bench_um(Ctx& c, json& out) {
 
         char* m = nullptr;
         CK(cudaMallocManaged((void**)&m, S, cudaMemAttachGlobal));
-        p["cpu_first_touch_us"] = r3(touch_pages(m, S, 1));
+        p["cpu_first_touch_us"] = r3(touch_host(m, S, true, 1));
         std::vector<double> fault, resident, pf_h_call, pf_h_gpu, pf_h_tot, pf_d_call, pf_d_gpu, pf_d_tot, cpu_fault;
         auto prefetch = [&](cudaMemLocation l, size_t off, size_t bytes, std::vector<double>* call,
                             std::vector<double>* gpu, std::vector<double>* tot) {
@@ -108,7 +83,7 @@ void bench_um(Ctx& c, json& out) {
             resident.push_back(ktime([&] { CK(k_read(s, grid, threads, m, S, nullptr, sink)); }));
             prefetch(loc_host(), 0, S, &pf_h_call, &pf_h_gpu, &pf_h_tot);
             prefetch(loc_device(dev), 0, S, &pf_d_call, &pf_d_gpu, &pf_d_tot);
-            cpu_fault.push_back(touch_pages(m, S, (unsigned char)(r + 2)));
+            cpu_fault.push_back(touch_host(m, S, true, (unsigned char)(r + 2)));
             progress(c, "um: %s rep %d: GPU fault %.2f GB/s, prefetch D->H %.2f GB/s, H->D %.2f GB/s, CPU fault %.2f GB/s",
                      size_str(S).c_str(), r, double(S) / fault.back() * 1e-3, double(S) / pf_h_gpu.back() * 1e-3,
                      double(S) / pf_d_gpu.back() * 1e-3, double(S) / cpu_fault.back() * 1e-3);

@@ -40,57 +40,6 @@ double time_us(F f) {
     return ns_to_us(t1 - t0);
 }
 
-cudaMemLocation loc_dev(int dev) {
-    cudaMemLocation l{};
-    l.type = cudaMemLocationTypeDevice;
-    l.id = dev;
-    return l;
-}
-cudaMemLocation loc_host() {
-    cudaMemLocation l{};
-    l.type = cudaMemLocationTypeHost;
-    l.id = 0;
-    return l;
-}
-
-volatile unsigned char g_sink_host;
-
-// One byte of every 4 KiB page, read (as the validation runner's host work does with `uses`) or written.
-double touch_host(char* p, size_t bytes, bool write, unsigned char v) {
-    const int64_t t0 = now_ns();
-    if (write) {
-        volatile char* vp = p;
-        for (size_t off = 0; off < bytes; off += 4096) vp[off] = char(v);
-    } else {
-        const volatile unsigned char* vp = reinterpret_cast<const volatile unsigned char*>(p);
-        unsigned char acc = 0;
-        for (size_t off = 0; off < bytes; off += 4096) acc = static_cast<unsigned char>(acc + vp[off]);
-        g_sink_host = acc;
-    }
-    return ns_to_us(now_ns() - t0);
-}
-
-// GPU time (events) of whatever f issues into s.
-double ktime(cudaStream_t s, const EventPool& ev, const std::function<void()>& f) {
-    CK(cudaEventRecord(ev[0], s));
-    f();
-    CK(cudaEventRecord(ev[1], s));
-    CK(cudaEventSynchronize(ev[1]));
-    return event_us(ev[0], ev[1]);
-}
-
-void prefetch_sync(void* p, size_t bytes, cudaMemLocation l, cudaStream_t s) {
-    CK(cudaMemPrefetchAsync(p, bytes, l, 0, s));
-    CK(cudaStreamSynchronize(s));
-}
-
-bool managed_ok(Ctx& c, json& out) {
-    int cma = 0;
-    CK(cudaDeviceGetAttribute(&cma, cudaDevAttrConcurrentManagedAccess, c.opt.device));
-    if (!cma) out["skipped"] = "no concurrentManagedAccess: managed memory does not migrate on demand";
-    return cma != 0;
-}
-
 size_t mem_available() {
     std::ifstream mi("/proc/meminfo");
     std::string k, unit;
@@ -243,7 +192,7 @@ void bench_um_prefetch_host(Ctx& c, json& out) {
         for (const auto& cs : cases) {
             json rj = json::array();
             for (int r = 0; r < reps; ++r) {
-                prefetch_sync(m, S, loc_dev(dev), s);
+                prefetch_sync(m, S, loc_device(dev), s);
                 CK(k_write(s, 2 * c.sm_count, 1024, m, S, unsigned(r + 3)));
                 CK(cudaStreamSynchronize(s));
                 json p;
@@ -410,7 +359,7 @@ void bench_um_partial_prefetch(Ctx& c, json& out) {
                     CK(cudaEventRecord(ev[4], s1));
                 }
                 CK(cudaEventRecord(ev[0], s));
-                p["call_us"] = r3(time_us([&] { return cudaMemPrefetchAsync(m, P, loc_dev(dev), 0, s); }));
+                p["call_us"] = r3(time_us([&] { return cudaMemPrefetchAsync(m, P, loc_device(dev), 0, s); }));
                 CK(cudaEventRecord(ev[1], s));
                 CK(k_read(s, 2 * c.sm_count, 1024, m, B, nullptr, sink));
                 CK(cudaEventRecord(ev[2], s));

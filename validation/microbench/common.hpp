@@ -235,6 +235,20 @@ void bench_memcpy2d_pitches(Ctx&, json&);
 void bench_pageable_threads(Ctx&, json&);
 // bench_graph_node_work.cu: graph node spacing against the kernel's run time, stores and blocker (graph.node_gap*).
 void bench_graph_node_work(Ctx&, json&);
+// bench_v6.cu: CPU-fault passes of 8-64 MiB, and a kernel beside a kernel that demand-faults.
+void bench_um_beside_faults(Ctx&, json&);
+
+// Managed memory helpers.
+cudaMemLocation loc_device(int dev);
+cudaMemLocation loc_host();
+// One byte of every 4 KiB page of p, read (as the validation runner's host work does with `uses`)
+// or written (value v); returns the pass's time in us.
+double touch_host(char* p, size_t bytes, bool write, unsigned char v);
+// GPU time (events ev[0], ev[1]) of whatever f issues into s.
+double ktime(cudaStream_t s, const EventPool& ev, const std::function<void()>& f);
+void prefetch_sync(void* p, size_t bytes, cudaMemLocation l, cudaStream_t s);
+// Whether managed memory migrates on demand here; otherwise marks the section skipped.
+bool managed_ok(Ctx& c, json& out);
 
 // Size lists.
 std::vector<size_t> pow2_sizes(size_t lo, size_t hi, int step_log2);  // lo, lo*2^step, ... <= hi

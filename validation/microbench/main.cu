@@ -521,6 +521,15 @@ const std::vector<Bench>& benches() {
          "every SM spinning 0-2000 ns, with and without stamp stores, behind a 1 ms (some also a 20 ms) blocker; GPU time "
          "per node and per-node first block start / last block end",
          bench_graph_node_work},
+        // bench_v6.cu: validation 53 and 114 (host passes of 8-32 MiB; a kernel held beside faults).
+        {"um_beside_faults",
+         {},
+         "um.cpu_fault_bandwidth below 64 MiB and beside pinned copies; whether a kernel launched beside a kernel that "
+         "demand-faults managed memory waits for its faults",
+         "host read passes over 8, 16, 32, 64 MiB of device-resident managed memory, alone and beside 16 MiB pinned copies "
+         "both ways; a 200 us spin kernel of 66 x 256 threads launched before and 0-2000 us after a kernel that faults "
+         "32 MiB, per-block stamps, and alone / beside the same kernel on resident pages",
+         bench_um_beside_faults},
     };
     return v;
 }

@@ -244,3 +244,55 @@ double gpu_to_host_ns(const std::vector<ClockSync>& syncs, double g) {
     const double off = a.mid() + f * (b.mid() - a.mid());
     return g - off;
 }
+
+// ---- managed memory (bench_um.cu, bench_v3.cu, bench_v6.cu) --------------------------------------------
+cudaMemLocation loc_device(int dev) {
+    cudaMemLocation l{};
+    l.type = cudaMemLocationTypeDevice;
+    l.id = dev;
+    return l;
+}
+cudaMemLocation loc_host() {
+    cudaMemLocation l{};
+    l.type = cudaMemLocationTypeHost;
+    l.id = 0;
+    return l;
+}
+
+namespace {
+volatile unsigned char g_sink_host;
+}
+
+double touch_host(char* p, size_t bytes, bool write, unsigned char v) {
+    const int64_t t0 = now_ns();
+    if (write) {
+        volatile char* vp = p;
+        for (size_t off = 0; off < bytes; off += 4096) vp[off] = char(v);
+    } else {
+        const volatile unsigned char* vp = reinterpret_cast<const volatile unsigned char*>(p);
+        unsigned char acc = 0;
+        for (size_t off = 0; off < bytes; off += 4096) acc = static_cast<unsigned char>(acc + vp[off]);
+        g_sink_host = acc;
+    }
+    return ns_to_us(now_ns() - t0);
+}
+
+double ktime(cudaStream_t s, const EventPool& ev, const std::function<void()>& f) {
+    CK(cudaEventRecord(ev[0], s));
+    f();
+    CK(cudaEventRecord(ev[1], s));
+    CK(cudaEventSynchronize(ev[1]));
+    return event_us(ev[0], ev[1]);
+}
+
+void prefetch_sync(void* p, size_t bytes, cudaMemLocation l, cudaStream_t s) {
+    CK(cudaMemPrefetchAsync(p, bytes, l, 0, s));
+    CK(cudaStreamSynchronize(s));
+}
+
+bool managed_ok(Ctx& c, json& out) {
+    int cma = 0;
+    CK(cudaDeviceGetAttribute(&cma, cudaDevAttrConcurrentManagedAccess, c.opt.device));
+    if (!cma) out["skipped"] = "no concurrentManagedAccess: managed memory does not migrate on demand";
+    return cma != 0;
+}
