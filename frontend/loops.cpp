@@ -34,7 +34,8 @@ void Lowerer::lower_thread(const std::string& name, const YAML::Node& list) {
 int64_t Lowerer::repeat_count(const YAML::Node& n) {
     return need_int(field(n, "repeat"), "repeat count", 0, static_cast<int64_t>(std::min<uint64_t>(opts_.max_ops, INT64_MAX)),
                     "; " + std::to_string(opts_.max_ops) +
-                        " is the cap on ops (--max-ops): lower the count, or raise the cap with --max-ops if this is intended");
+                        " is the cap on ops (--max-ops): lower the count, or raise the cap with --max-ops if this is intended",
+                    "");
 }
 
 std::string Lowerer::loop_var(const YAML::Node& n) {
@@ -43,7 +44,8 @@ std::string Lowerer::loop_var(const YAML::Node& n) {
         !std::all_of(var.begin(), var.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
         fail_at(field(n, "var"), "loop variable must be a plain name such as i or chunk, got '" + var + "'");
     for (const auto& lv : loop_names_)
-        if (lv == var) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' is already used by an enclosing repeat; name this one with 'var'");
+        if (lv == var) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' is already used by an enclosing repeat; " +
+                                                                  (field(n, "var") ? "give this one another name" : "name this one with 'var'"));
     if (params_.count(var)) fail_at(field(n, "var") ? field(n, "var") : n, "loop variable '" + var + "' shadows a param of the same name");
     return var;
 }

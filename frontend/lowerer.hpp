@@ -48,7 +48,10 @@ public:
     Time need_time(const YAML::Node& n, const char* what) const;
     uint64_t need_bytes(const YAML::Node& n, const char* what) const;
     // `hint` follows the message when the value is out of [lo, hi].
-    int64_t need_int(const YAML::Node& n, const char* what, int64_t lo, int64_t hi, const std::string& hint = "") const;
+    // `hint` ends the message of a value out of range; `below_hint`, when given, that of a value
+    // below `lo` (a cap's hint says nothing to a negative count).
+    int64_t need_int(const YAML::Node& n, const char* what, int64_t lo, int64_t hi, const std::string& hint = "",
+                     const std::optional<std::string>& below_hint = std::nullopt) const;
     double need_real(const YAML::Node& n, const char* what) const;
     bool need_bool(const YAML::Node& n, const char* what) const;
     std::string need_name(const YAML::Node& n, const char* what) const;

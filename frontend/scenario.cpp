@@ -693,7 +693,8 @@ uint64_t Lowerer::need_bytes(const YAML::Node& n, const char* what) const {
     return static_cast<uint64_t>(v.i);
 }
 
-int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int64_t hi, const std::string& hint) const {
+int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int64_t hi, const std::string& hint,
+                          const std::optional<std::string>& below_hint) const {
     if (!n.IsScalar()) fail_at(n, std::string(what) + " must be a whole number, got " + a_node_type(n));
     Value v = eval(n, what);
     if (v.dim != Dim::None)
@@ -702,9 +703,11 @@ int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int
     if (!v.integral) {
         if (std::isfinite(v.d) && std::floor(v.d) == v.d)  // whole, but beyond 64 bits
             fail_value(n, std::string(what) + " must be " + range + ", got " + shown(n) + hint);
-        fail_value(n, std::string(what) + " must be a whole number, got " + shown(n));
+        fail_value(n, std::string(what) + " must be a whole number, got " + shown(n) +
+                          (n.Scalar() != v.describe() ? ", which is " + v.describe() : ""));
     }
-    if (v.i < lo || v.i > hi) fail_value(n, std::string(what) + " must be " + range + ", got " + std::to_string(v.i) + hint);
+    if (v.i < lo || v.i > hi)
+        fail_value(n, std::string(what) + " must be " + range + ", got " + std::to_string(v.i) + (v.i < lo ? below_hint.value_or(hint) : hint));
     return v.i;
 }
 

@@ -819,6 +819,7 @@ private:
                     stuck += blocked_reason(op);
             }
         }
+        if (count > 10) stuck += "\n  ... and " + std::to_string(count - 10) + " more";
         if (count)
             throw DeadlockError("deadlock: " + std::to_string(count) + " ops never finished when no event remained:" + stuck);
     }

@@ -19,6 +19,7 @@
 
 using namespace hetsim;
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 
 namespace {
 
@@ -124,6 +125,20 @@ TEST_CASE("limits: an op waiting on a later op of its own thread deadlocks") {
     CHECK_THAT(m, Contains("deadlock: 2 ops never finished"));
     CHECK_THAT(m, Contains("first (host): waits on second (after)"));
     CHECK_THAT(m, Contains("second (host): its host thread 'main' never reached it (it is blocked at first)"));
+}
+
+TEST_CASE("limits: a deadlock of more than 10 ops lists 10 and says how many more") {
+    // A chain of 14 host ops, the first waiting on the last: all 14 stuck.
+    Builder b(true);
+    int32_t t = b.thread("main");
+    b.op("op0", OpKind::HostWork, t, kNone, {13});
+    for (int k = 1; k < 14; ++k) b.op("op" + std::to_string(k), OpKind::HostWork, t);
+    const std::string m = deadlock_message(b.p);
+    INFO(m);
+    CHECK_THAT(m, Contains("deadlock: 14 ops never finished"));
+    CHECK_THAT(m, Contains("\n  op9 (host)"));
+    CHECK(m.find("op10 (host)") == std::string::npos);
+    CHECK_THAT(m, EndsWith("\n  ... and 4 more"));
 }
 
 TEST_CASE("limits: a program that can finish reports no deadlock") {
