@@ -23,20 +23,6 @@ constexpr const char* kFewer = "profile fewer steps";
 constexpr const char* kWhat =
     "a PyTorch profiler trace (torch.profiler export_chrome_trace: Kineto JSON with \"traceEvents\")";
 
-std::string read_bytes(const std::string& path, uint64_t max_memory) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) throw InputError(SourceLoc{path}, std::string("is a directory; it should be ") + kWhat);
-    const uintmax_t size = fs::file_size(path, ec);
-    if (!ec && max_memory != 0 && size > report::json_text_cap(max_memory))
-        report::refuse_over_memory_cap(path, "the file is " + bytes_text(size) + ": with the JSON tree built from it, reading it would pass", max_memory, kFewer);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(SourceLoc{path}, std::string("cannot read the file (") + std::strerror(errno) + "); it should be " + kWhat);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 SourceLoc loc_at(const std::string& file, const std::string& text, size_t off) {
     SourceLoc l{file, 1, 1};
     for (size_t i = 0; i < off && i < text.size(); ++i) {
@@ -335,8 +321,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file,
 }
 
 KinetoTrace read_kineto_trace(const std::string& path, uint64_t max_memory) {
-    std::string data = read_bytes(path, max_memory);
-    if (report::gzip_magic(data)) data = report::gunzip(data, path, max_memory, kWhat, kFewer);
+    std::string data = report::read_input_text(path, kWhat, max_memory, kFewer);
     return parse_kineto_trace(data, path, max_memory);
 }
 

@@ -318,18 +318,24 @@ std::string read_text_head(const std::string& path, size_t n, bool* gzip) {
     return out;
 }
 
-json read_json_file(const std::string& path, const std::string& expected, std::string* text_out, uint64_t max_memory) {
+std::string read_input_text(const std::string& path, const std::string& expected, uint64_t max_memory, const std::string& smaller) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InputError(SourceLoc{path}, "is a directory; it should be a file: " + expected);
     if (const uintmax_t size = fs::file_size(path, ec); !ec && size > json_text_cap(max_memory))
-        refuse_over_memory_cap(path, "the file is " + bytes_text(size) + ": with the JSON tree built from it, reading it would pass", max_memory);
+        refuse_over_memory_cap(path, "the file is " + bytes_text(size) + ": with the JSON tree built from it, reading it would pass", max_memory,
+                               smaller);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(SourceLoc{path}, std::string("cannot read the file (") + std::strerror(errno) + "); it should be " + expected);
     std::stringstream ss;
     ss << in.rdbuf();
     std::string text = ss.str();
-    if (gzip_magic(text)) text = gunzip(text, path, max_memory, expected);
+    if (gzip_magic(text)) text = gunzip(text, path, max_memory, expected, smaller);
+    return text;
+}
+
+json read_json_file(const std::string& path, const std::string& expected, std::string* text_out, uint64_t max_memory) {
+    std::string text = read_input_text(path, expected, max_memory);
     size_t first = 0;
     Scanner(text).ws(first);
     if (first == text.size()) throw InputError(SourceLoc{path, 1, 1}, "the file is empty; it should be " + expected);

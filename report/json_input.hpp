@@ -26,6 +26,12 @@ std::string gunzip(const std::string& data, const std::string& file, uint64_t ma
 // so); "" where it cannot be read. For telling kinds of input apart, never for reading them.
 std::string read_text_head(const std::string& path, size_t n, bool* gzip = nullptr);
 
+// The text of input file `path`, plain or gzip, read within the memory cap (a file over
+// json_text_cap(max_memory), or one expanding past it, is refused with "...; <smaller>, or raise
+// the cap"). A directory or an unreadable file is an InputError ending "it should be <expected>".
+std::string read_input_text(const std::string& path, const std::string& expected, uint64_t max_memory,
+                            const std::string& smaller = "give a smaller file");
+
 // Reads and parses `path` (plain or gzip). `expected` says what the file should be, e.g. "a measured timeline
 // (hetsim-runner -o)"; it ends the messages. Throws InputError for an unreadable file, a
 // directory, an empty file and malformed JSON (at the line and column of the syntax error).
