@@ -311,6 +311,13 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwidth=0GB/s"),
                              "--set hardware.copy.h2d.bandwidth=0GB/s: error: hardware parameter 'copy.h2d.bandwidth' must be "
                              "positive, got '0GB/s' (allowed: 0 < x <= 100TB/s)");
+        // A negative value is told the range it must be in, not "expected a number" (a profile file's the same: tests/bad/78).
+        check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwidth=-5GB/s"),
+                             "--set hardware.copy.h2d.bandwidth=-5GB/s: error: hardware parameter 'copy.h2d.bandwidth' must be "
+                             "positive, got '-5GB/s' (allowed: 0 < x <= 100TB/s)");
+        check_one_line_error(run_cli(run + "--set hardware.gpu.hw_queues=-3"),
+                             "--set hardware.gpu.hw_queues=-3: error: hardware parameter 'gpu.hw_queues' must be at least 1, "
+                             "got '-3' (allowed: 1 <= x <= 32)");
         check_one_line_error(run_cli(run + "--set hardware.zero_latency=maybe"),
                              "--set hardware.zero_latency=maybe: error: hardware.zero_latency must be true or false, got 'maybe'");
     }

@@ -142,6 +142,24 @@ TEST_CASE("cli: usage errors exit 2 with one line") {
     r = cli("--help");
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("run FILE") != std::string::npos);
+    CHECK(r.out.find("\n  sweep-merge ") != std::string::npos);
+}
+
+TEST_CASE("cli: a mistyped command or long option is told the one meant") {
+    Cli r = cli("runn scenarios/examples/chunked_pipeline.yaml");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "hetsim: error: unknown command 'runn'; did you mean 'run'?\n");
+    r = cli("sweep-merg a.csv");
+    CHECK(r.err == "hetsim: error: unknown command 'sweep-merg'; did you mean 'sweep-merge'?\n");
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --no-sugest");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "hetsim: error: unrecognised option '--no-sugest'; did you mean '--no-suggest'? (usage: hetsim run FILE "
+                   "[options]; --help lists the options)\n");
+    r = cli("sweep scenarios/sweeps/overlap_chunks.yaml --vary chunk=1MiB --plott p.svg");
+    CHECK(r.err == "hetsim: error: unrecognised option '--plott'; did you mean '--plot'?\n");
+    // Nothing near: the parser's message alone.
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --frobnicate");
+    CHECK(r.err.find("unrecognised option '--frobnicate' (") != std::string::npos);
 }
 
 TEST_CASE("cli: a failed run leaves an existing output file untouched") {
