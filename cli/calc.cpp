@@ -437,7 +437,7 @@ int calc_main(const std::vector<std::string>& args) {
         std::cout.flush();
         return 0;
     } catch (const po::error& e) {
-        return fail(std::string(e.what()) + " (see 'hetsim calc " + name + " --help')");
+        return fail(option_error(e, desc) + " (see 'hetsim calc " + name + " --help')");
     } catch (const std::exception& e) {
         return fail(e.what());
     }

@@ -70,7 +70,7 @@ int calibrate_main(const std::vector<std::string>& args) {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "hetsim: error: " << e.what() << " (hetsim calibrate MICROBENCH.json ... -o OUT.yaml; --help lists the options)\n";
+        std::cerr << "hetsim: error: " << option_error(e, all) << " (hetsim calibrate MICROBENCH.json ... -o OUT.yaml; --help lists the options)\n";
         return 2;
     }
     if (vm.count("help")) {

@@ -1,6 +1,8 @@
 // Subcommands of the `hetsim` executable. Each returns the process exit code:
 // 0 success, 1 a check failed (e.g. compare --max-error), 2 bad input.
 #pragma once
+#include <boost/program_options/errors.hpp>
+#include <boost/program_options/options_description.hpp>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,10 @@ LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops,
 // A whole number in [lo, hi] given to `option` ("--max-ops"), or InputError({option}, ...): boost
 // would read "-5" as 2^64 - 5.
 uint64_t parse_count(const std::string& option, const std::string& text, uint64_t lo, uint64_t hi);
+// An option parser's error, with "; did you mean '--no-suggest'?" for a long option that is
+// not one of `d`'s but near one (cli/options.cpp).
+std::string option_error(const boost::program_options::error& e, const boost::program_options::options_description& d);
+
 constexpr uint64_t kMaxOpsLimit = uint64_t{1} << 40;  // the largest --max-ops
 
 int run_main(const std::vector<std::string>& args);    // hetsim run FILE [options]

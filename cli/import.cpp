@@ -42,7 +42,7 @@ int import_main(const std::vector<std::string>& args) {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "hetsim: error: " << e.what() << " (" << kImportUsage << "; --help lists the options)\n";
+        std::cerr << "hetsim: error: " << option_error(e, all) << " (" << kImportUsage << "; --help lists the options)\n";
         return 2;
     }
     if (vm.count("help")) {

@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "sim/engine.hpp"
 #include "core/error.hpp"
+#include "frontend/yaml_util.hpp"
 
 namespace {
 
@@ -23,6 +24,7 @@ const char* kUsage =
     "  calc NAME       the seed calculators: stage, overlap, offload, evidence\n"
     "  calibrate M...  fit a hardware profile from hetsim-microbench samples (-o OUT.yaml)\n"
     "  sweep FILE      run FILE over --vary values in parallel: CSV, plots, shards (sweep-merge joins them)\n"
+    "  sweep-merge F...  join the shards' CSVs (sweep --shard) into one (-o FILE)\n"
     "  params [P]      the hardware-profile parameters (unit, default, range), or profile P's values\n"
     "  test            (launcher script) build and run the test suite\n"
     "\n"
@@ -53,6 +55,13 @@ int main(int argc, char** argv) {
         if (cmd == "compare") return hetsim::cli::compare_main(rest);
         if (cmd == "calibrate") return hetsim::cli::calibrate_main(rest);
         if (cmd == "import") return hetsim::cli::import_main(rest);
+        // A near miss ('runn') names the command meant, on one line; anything else gets the usage.
+        const std::string near = hetsim::did_you_mean(cmd, {"run", "graph", "lower", "compare", "import", "validate", "calc",
+                                                             "calibrate", "sweep", "sweep-merge", "params", "test"});
+        if (!near.empty()) {
+            std::cerr << "hetsim: error: unknown command '" << cmd << "'; did you mean '" << near << "'?\n";
+            return 2;
+        }
         std::cerr << "hetsim: error: unknown command '" << cmd << "'\n" << kUsage;
         return 2;
     } catch (const hetsim::InputError& e) {

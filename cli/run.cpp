@@ -56,7 +56,7 @@ int parse(const std::vector<std::string>& args, po::options_description& visible
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "hetsim: error: " << e.what() << " (" << usage << "; --help lists the options)\n";
+        std::cerr << "hetsim: error: " << option_error(e, all) << " (" << usage << "; --help lists the options)\n";
         return 2;
     }
     if (vm.count("help")) {

@@ -212,7 +212,7 @@ int sweep_main(const std::vector<std::string>& args) {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "hetsim: error: " << e.what() << "\n";
+        std::cerr << "hetsim: error: " << option_error(e, all) << "\n";
         return 2;
     }
     if (vm.count("help")) {
@@ -346,7 +346,7 @@ int sweep_merge_main(const std::vector<std::string>& args) {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "hetsim: error: " << e.what() << "\n" << usage << "\n";
+        std::cerr << "hetsim: error: " << option_error(e, all) << "\n" << usage << "\n";
         return 2;
     }
     if (vm.count("help")) {

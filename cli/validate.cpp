@@ -51,7 +51,7 @@ int validate_main(const std::vector<std::string>& args) {
         po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "hetsim: error: " << e.what() << " (" << usage << ")\n";
+        std::cerr << "hetsim: error: " << option_error(e, d) << " (" << usage << ")\n";
         return 2;
     }
     if (vm.count("help")) {

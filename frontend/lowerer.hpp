@@ -61,10 +61,17 @@ public:
     YAML::Node field(const YAML::Node& map, const char* key) const;
     YAML::Node field(const YAML::Node& map, const std::string& key) const { return field(map, key.c_str()); }
     [[noreturn]] void fail_at(const YAML::Node& n, const std::string& what) const { throw InputError(loc(n), what); }
-    // A bad value: reported at its `--set name=value` argument when the value is just that param
-    // (`${name}` or `name`), naming where the file uses it; else as fail_at.
+    // A bad value: reported at its `--set name=value` argument when the value uses a param set
+    // there (`${name}`, `name`, or `chunk * chunks`), naming where the file uses it; else as fail_at.
     [[noreturn]] void fail_value(const YAML::Node& n, const std::string& what) const;
-    std::string set_arg_of(const std::string& raw) const;  // that argument, or ""
+    // The `--set` argument of a param that `raw` uses (`${name}`, or a name in an expression,
+    // directly or through other params), or "".
+    // `bare` false: only `${name}` (for names such as enum values, which are not expressions).
+    std::string set_arg_of(const std::string& raw, bool bare = true) const;
+    std::string set_arg_in(const std::string& text, std::vector<std::string>& seen, bool bare) const;
+    // A bad enum value (`kind: ${mem}`): at the --set argument when a ${param} set there gave
+    // it; a bare param name is told to write ${name}; else as fail_at.
+    [[noreturn]] void fail_enum(const YAML::Node& n, const std::string& what) const;
     SourceLoc loc(const YAML::Node& n) const;  // loc_of, but an empty value is placed after its key
 
     // --- references ---

@@ -199,7 +199,7 @@ void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::N
             fail_at(field(n, "bytes"), "prefetch of " + std::to_string(op.bytes) + " bytes overruns buffer '" + b.name + "' of " +
                                     std::to_string(b.bytes) + " bytes; 'bytes' may be at most the buffer's size");
         std::string to = field(n, "to") ? need_name(field(n, "to"), "to") : "device";
-        if (to != "device" && to != "host") fail_at(field(n, "to"), "prefetch 'to' must be 'device' or 'host', got '" + to + "'");
+        if (to != "device" && to != "host") fail_enum(field(n, "to"), "prefetch 'to' must be 'device' or 'host', got '" + to + "'");
         op.to_device = to == "device";
         label = "prefetch:" + b.name;
     }
@@ -283,12 +283,12 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset, Site* pitched)
         if (dir == "h2d") op.dir = CopyDir::H2D;
         else if (dir == "d2h") op.dir = CopyDir::D2H;
         else if (dir == "d2d") op.dir = CopyDir::D2D;
-        else fail_at(field(n, "direction"), "direction must be h2d, d2h or d2d, got '" + dir + "'");
+        else fail_enum(field(n, "direction"), "direction must be h2d, d2h or d2d, got '" + dir + "'");
         std::string mem = field(n, "memory") ? need_name(field(n, "memory"), "memory") : "pinned";
         if (mem == "pinned") op.host_mem = MemKind::Pinned;
         else if (mem == "pageable") op.host_mem = MemKind::Pageable;
         else if (mem == "managed") op.host_mem = MemKind::Managed;
-        else fail_at(field(n, "memory"), "memory must be pinned, pageable or managed, got '" + mem + "'");
+        else fail_enum(field(n, "memory"), "memory must be pinned, pageable or managed, got '" + mem + "'");
         if (op.dir == CopyDir::D2D) op.host_mem = MemKind::Device;
     }
     if (pitched) return fill_pitch(op, *pitched, n);

@@ -1,6 +1,7 @@
 #include "frontend/profile_loader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -74,8 +75,12 @@ void set_profile_param(HwProfile& p, const std::string& key, const std::string& 
         return;
     }
     Value v;
+    // A literal has no sign: '-5GB/s' is read as 5GB/s negated, so that the range check below
+    // says what the value must be (positive, at least 1) instead of "expected a number".
+    const bool negative = text.size() > 1 && text[0] == '-' && (std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.');
     try {
-        v = parse_literal(text);
+        v = parse_literal(negative ? text.substr(1) : text);
+        if (negative) v.i = -v.i, v.d = -v.d;
     } catch (const ExprError& e) {
         throw InputError(where, "hardware parameter '" + key + "': " + e.what());
     }

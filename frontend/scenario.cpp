@@ -252,7 +252,7 @@ void Lowerer::parse_options(const YAML::Node& n) {
         std::string v = need_name(d, "sync");
         if (v == "spin") sc_.program.blocking_sync = false;
         else if (v == "blocking") sc_.program.blocking_sync = true;
-        else fail_at(d, "sync must be 'spin' (the default: syncs spin) or 'blocking' (cudaDeviceScheduleBlockingSync), got '" + v + "'");
+        else fail_enum(d, "sync must be 'spin' (the default: syncs spin) or 'blocking' (cudaDeviceScheduleBlockingSync), got '" + v + "'");
     }
     if (YAML::Node d = n["cold_start"]) sc_.program.cold_start = need_bool(d, "cold_start");
     if (YAML::Node d = n["max_connections"])
@@ -262,7 +262,7 @@ void Lowerer::parse_options(const YAML::Node& n) {
         std::string v = need_name(d, "default_stream");
         if (v == "legacy") default_per_thread_ = false;
         else if (v == "per_thread") default_per_thread_ = true;
-        else fail_at(d, "default_stream must be 'legacy' or 'per_thread', got '" + v + "'");
+        else fail_enum(d, "default_stream must be 'legacy' or 'per_thread', got '" + v + "'");
     }
 }
 
@@ -295,7 +295,7 @@ void Lowerer::parse_buffers(const YAML::Node& n) {
         else if (kind == "managed") mk = MemKind::Managed;
         else {
             std::string near = did_you_mean(kind, {"pinned", "pageable", "device", "managed"});
-            fail_at(b["kind"], "unknown buffer kind '" + kind + "' (pinned, pageable, device or managed)" +
+            fail_enum(b["kind"], "unknown buffer kind '" + kind + "' (pinned, pageable, device or managed)" +
                                    (near.empty() ? "" : "; did you mean '" + near + "'?"));
         }
         uint64_t size = need_bytes(b["size"], "buffer size");
@@ -307,7 +307,7 @@ void Lowerer::parse_buffers(const YAML::Node& n) {
         if (YAML::Node r = b["resident"]) {
             if (mk != MemKind::Managed) fail_at(r, "'resident' applies only to managed buffers");
             std::string where = need_name(r, "resident");
-            if (where != "host" && where != "device") fail_at(r, "'resident' must be 'host' or 'device', got '" + where + "'");
+            if (where != "host" && where != "device") fail_enum(r, "'resident' must be 'host' or 'device', got '" + where + "'");
             on_device = where == "device";
         }
         if (mk == MemKind::Device) {
@@ -360,7 +360,7 @@ void Lowerer::parse_streams(const YAML::Node& n) {
                 std::string kind = need_name(k, "stream kind");
                 if (kind == "blocking") s.kind = StreamKind::Blocking;
                 else if (kind == "non_blocking") s.kind = StreamKind::NonBlocking;
-                else fail_at(k, "stream kind must be 'blocking' or 'non_blocking', got '" + kind + "'");
+                else fail_enum(k, "stream kind must be 'blocking' or 'non_blocking', got '" + kind + "'");
             }
             if (YAML::Node p = spec["priority"]) s.priority = static_cast<int>(need_int(p, "stream priority", -5, 0));
         }
@@ -552,10 +552,13 @@ Value Lowerer::eval_at(const SourceLoc& at, int text_col, const std::string& raw
             msg += near.empty() ? " (not a loop variable or param; a value needs a unit such as 2ms or 64MiB)"
                                 : "; did you mean '" + near + "'?";
         }
-        if (std::string arg = at.file == file_ ? set_arg_of(raw) : ""; !arg.empty())
-            throw InputError(SourceLoc{arg}, msg + " (used as '" + raw + "' at " + place(at) + ")");
+        if (text == raw && text_col > 0) l.col = text_col + static_cast<int>(e.offset);
+        // A name the file itself spells is the file's fault, whatever --set gave the others.
+        bool file_name = !e.unknown_name.empty() && text == raw;
+        if (std::string arg = at.file == file_ && !file_name ? set_arg_of(raw) : ""; !arg.empty())
+            throw InputError(SourceLoc{arg}, msg + (msg.find("'" + raw + "'") != std::string::npos ? " (used at " : " (used as '" + raw + "' at ") +
+                                                 place(l) + ")");
         if (text != raw) msg += " (after substituting params into '" + raw + "')";
-        else if (text_col > 0) l.col = text_col + static_cast<int>(e.offset);
         throw InputError(l, msg);
     }
 }
@@ -647,21 +650,53 @@ std::string Lowerer::shown(const YAML::Node& n) const {
     return "'" + raw + "'" + (text != raw ? " (= '" + text + "')" : "");
 }
 
-std::string Lowerer::set_arg_of(const std::string& raw) const {
-    std::string t = raw;
-    for (size_t hops = 0; hops <= params_.size(); ++hops) {  // a param whose text is just another param's name
-        size_t a = t.find_first_not_of(' '), b = t.find_last_not_of(' ');
-        if (a == std::string::npos) return "";
-        t = t.substr(a, b - a + 1);
-        if (t.size() > 3 && t.compare(0, 2, "${") == 0 && t.find('}') == t.size() - 1) t = t.substr(2, t.size() - 3);
-        for (const auto& name : loop_names_)
-            if (name == t) return "";  // a loop variable hides the param
-        auto it = params_.find(t);
-        if (it == params_.end()) return "";
+std::string Lowerer::set_arg_of(const std::string& raw, bool bare) const {
+    std::vector<std::string> seen;
+    return set_arg_in(raw, seen, bare);
+}
+
+// The names `text` uses, as the expression lexer reads them: a name starts with a letter or '_'
+// (a number's unit, as in 16MiB or 2GB/s, is not one); `${name}` gives its name too. Each param
+// among them (a loop variable hides a param of its name) that came from --set gives its argument;
+// a param from the file is followed into its own text. The first such argument, or "".
+// `bare` false: only `${name}` counts (a name such as an enum value is not substituted).
+std::string Lowerer::set_arg_in(const std::string& text, std::vector<std::string>& seen, bool bare) const {
+    auto alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
+    auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (size_t i = 0; i < text.size();) {
+        char c = text[i];
+        if (std::isdigit(static_cast<unsigned char>(c))) {  // a number and its unit
+            while (i < text.size() && (alnum(text[i]) || text[i] == '.' || text[i] == '/')) ++i;
+            continue;
+        }
+        if (!alpha(c)) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        while (j < text.size() && alnum(text[j])) ++j;
+        std::string name = text.substr(i, j - i);
+        bool braced = i >= 2 && text.compare(i - 2, 2, "${") == 0;
+        i = j;
+        if (!bare && !braced) continue;
+        if (!braced && std::find(loop_names_.begin(), loop_names_.end(), name) != loop_names_.end()) continue;
+        if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+        auto it = params_.find(name);
+        if (it == params_.end()) continue;
         if (!it->second.set_arg.empty()) return it->second.set_arg;
-        t = it->second.text;
+        seen.push_back(name);
+        if (std::string arg = set_arg_in(it->second.text, seen, bare); !arg.empty()) return arg;
     }
     return "";
+}
+
+void Lowerer::fail_enum(const YAML::Node& n, const std::string& what) const {
+    std::string raw = n.IsScalar() ? n.Scalar() : "";
+    if (std::string arg = set_arg_of(raw, false); !arg.empty())
+        throw InputError(SourceLoc{arg}, what + " (used at " + place(loc(n)) + ")");
+    if (params_.count(raw) && raw.find_first_of(" ${}") == std::string::npos)
+        fail_at(n, what + "; to use param '" + raw + "' here, write ${" + raw + "}");
+    fail_at(n, what);
 }
 
 void Lowerer::fail_value(const YAML::Node& n, const std::string& what) const {

@@ -230,7 +230,7 @@ void write_suggestions(std::ostream& os, const Suggestions& s) {
     os << "<table>\n<tr><th>change</th><th class=\"n\">end to end</th><th class=\"n\">change</th></tr>\n";
     for (const Suggestion& g : s.list)
         os << "<tr><td>" << esc(g.change) << "</td><td class=\"n\">" << format_time(g.end_to_end) << "</td><td class=\"n "
-           << (g.end_to_end < s.baseline ? "ok" : g.end_to_end > s.baseline ? "bad" : "") << "\">" << fixed(g.delta_pct, "%+.1f%%")
+           << (shortens(g.end_to_end, s.baseline) ? "ok" : g.end_to_end > s.baseline ? "bad" : "") << "\">" << fixed(g.delta_pct, "%+.1f%%")
            << "</td></tr>\n";
     os << "</table></section>\n";
 }

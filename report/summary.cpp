@@ -122,7 +122,7 @@ void write_suggestions(std::ostream& os, const Suggestions& s) {
     }
     size_t shown = 0, worse = 0;
     for (const Suggestion& g : s.list) {
-        if (g.end_to_end >= s.baseline) {
+        if (!shortens(g.end_to_end, s.baseline)) {
             ++worse;
             continue;
         }

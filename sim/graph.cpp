@@ -33,6 +33,27 @@ DepGraph build_graph(const Program& pg) {
     }
     for (uint32_t i = 0; i < pg.ops.size(); ++i)
         for (uint32_t k = 0; k < pg.after_count(i); ++k) edge(static_cast<int32_t>(pg.after_begin(i)[k]), i, CauseKind::After);
+    // Hand-offs between host threads, in FIFO order: the k-th put of a queue feeds its k-th get,
+    // the k-th set of a flag (a host_func naming it) is taken by its k-th host_wait.
+    std::vector<std::vector<uint32_t>> puts(pg.queues.size()), sets(pg.flags.size());
+    std::vector<size_t> got(pg.queues.size()), waited(pg.flags.size());
+    for (uint32_t i = 0; i < pg.ops.size(); ++i) {
+        const Op& op = pg.ops[i];
+        if (op.kind == OpKind::QueuePut && op.queue >= 0) puts[op.queue].push_back(i);
+        else if (op.kind == OpKind::HostFunc && op.flag >= 0) sets[op.flag].push_back(i);
+    }
+    for (uint32_t i = 0; i < pg.ops.size(); ++i) {
+        const Op& op = pg.ops[i];
+        if (op.kind == OpKind::QueueGet && op.queue >= 0 && got[op.queue] < puts[op.queue].size())
+            edge(static_cast<int32_t>(puts[op.queue][got[op.queue]++]), i, CauseKind::HostQueue);
+        else if (op.kind == OpKind::HostWait && op.flag >= 0 && waited[op.flag] < sets[op.flag].size())
+            edge(static_cast<int32_t>(sets[op.flag][waited[op.flag]++]), i, CauseKind::Flag);
+        else if (op.kind == OpKind::Join && op.target >= 0 && !pg.threads[op.target].ops.empty())
+            edge(static_cast<int32_t>(pg.threads[op.target].ops.back()), i, CauseKind::Thread);
+    }
+    // A thread created by an op (start_after) starts after it.
+    for (const auto& t : pg.threads)
+        if (t.start_after >= 0 && !t.ops.empty()) edge(t.start_after, t.ops.front(), CauseKind::Thread);
     return g;
 }
 
@@ -94,6 +115,10 @@ const char* edge_style(CauseKind k) {
         case CauseKind::Legacy: return "color=orange, style=dashed";
         case CauseKind::Sync: return "color=red, style=dashed";
         case CauseKind::After: return "color=purple";
+        // Hand-offs between host threads: dotted, so they stand apart from the orders above.
+        case CauseKind::HostQueue: return "color=brown, style=dotted, penwidth=2";
+        case CauseKind::Flag: return "color=darkcyan, style=dotted, penwidth=2";
+        case CauseKind::Thread: return "color=gray40, style=dotted, penwidth=2";
         default: return "color=gray";
     }
 }

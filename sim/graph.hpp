@@ -1,6 +1,9 @@
 // The dependency graph of a Program (Boost.Graph): nodes are ops, edges are host program
 // order, stream order, the legacy default stream's implicit synchronisation, event
-// record -> wait, GPU work -> the sync that waits for it, and `after` lists.
+// record -> wait, GPU work -> the sync that waits for it, `after` lists, and the hand-offs
+// between host threads: a queue's put -> the get it feeds (FIFO order), a host_func's flag set
+// -> the host_wait that takes it, the op that starts a thread (start_after) -> the thread's first
+// op, a thread's last op -> the join that waits for it.
 // Bindings are made in issue order, thread by thread; when several host threads share a
 // stream or an event, the engine binds them again in simulated time, as CUDA does.
 #pragma once

@@ -70,9 +70,12 @@ struct TimeUnit {
     std::string name;   // "ms"; "" for a plain number
     std::string label;  // the axis title: "end-to-end time (ms)", "gpu_active_fraction"
 };
-bool is_time_column(const std::string& y) { return y.size() > 3 && y.compare(y.size() - 3, 3, "_ns") == 0; }
+// Times in nanoseconds: the *_ns columns and the idle:* ones (idle:gpu, idle:sm:waiting_on_host).
+bool is_time_column(const std::string& y) {
+    return (y.size() > 3 && y.compare(y.size() - 3, 3, "_ns") == 0) || y.rfind("idle:", 0) == 0;
+}
 std::string what_of(const std::string& y) { return y == "end_to_end_ns" ? "end-to-end time" : y; }
-// The scale of the plotted column: times (*_ns) in an automatic unit, other columns as they are.
+// The scale of the plotted column: times (*_ns, idle:*) in an automatic unit, other columns as they are.
 TimeUnit time_unit(double max_v, const std::string& y) {
     if (!is_time_column(y)) return {1, "", y};
     TimeUnit u = max_v >= 1e9 ? TimeUnit{1e9, "s", ""} : max_v >= 1e6 ? TimeUnit{1e6, "ms", ""} : max_v >= 1e3 ? TimeUnit{1e3, "us", ""} : TimeUnit{1, "ns", ""};
@@ -409,6 +412,7 @@ std::vector<std::string> plot_columns(const SweepDef& def) {
     for (const std::string& m : metric_columns())
         if (m != "busiest_resource") c.push_back(m);
     for (const std::string& u : utilization_columns(def)) c.push_back(u);
+    for (const std::string& i : idle_columns()) c.push_back(i);
     return c;
 }
 

@@ -45,7 +45,8 @@ struct PlotResult {
 // visible; a heat map with a --compare-param axis marks the variant with the lower value.
 PlotResult make_plot(const SweepDef& def, const std::vector<double>& values, const PlotRequest& req);
 
-// The numeric columns --y accepts (every column after the varied values but busiest_resource).
+// The numeric columns --y accepts: every column after the varied values but busiest_resource
+// (the metrics, util:*, idle:*), in the CSV's order.
 std::vector<std::string> plot_columns(const SweepDef& def);
 
 std::string describe(const Crossover& c, const std::string& x_name);  // one line, for the terminal

@@ -178,7 +178,20 @@ report::Suggestions suggest(const std::string& text, const std::string& file, co
         s.edits = c.edits;
         out.list.push_back(std::move(s));
     };
-    std::vector<Change> helped;  // non-knob changes that shortened the run
+    // A combination some of whose parts change nothing: a change listed already, made of some of
+    // its parts, ends at the same time (`mem=pinned + h_batch pinned instead of pageable` when the
+    // knob pins h_batch itself). The shorter one says it all.
+    auto subset_of = [](const auto& part, const auto& whole) {
+        for (const auto& x : part)
+            if (std::find(whole.begin(), whole.end(), x) == whole.end()) return false;
+        return true;
+    };
+    auto adds_nothing = [&](const Change& c, Time e) {
+        for (const report::Suggestion& s : out.list)
+            if (s.end_to_end == e && subset_of(s.sets, c.sets) && subset_of(s.edits, c.edits)) return true;
+        return false;
+    };
+    std::vector<Change> helped;  // non-knob changes that shortened the run (report::shortens)
     // The best value of each knob alone (its current value when none beats the baseline).
     std::vector<std::string> best_value = current;
     std::vector<Time> best_time(base.knobs.size(), base_end);
@@ -187,7 +200,7 @@ report::Suggestions suggest(const std::string& text, const std::string& file, co
         if (!runner.run(c, e)) continue;
         record(c, e);
         if (c.kind != "knob") {
-            if (e < base_end) helped.push_back(c);
+            if (report::shortens(e, base_end)) helped.push_back(c);
             continue;
         }
         for (size_t k = 0; k < base.knobs.size(); ++k)
@@ -251,7 +264,7 @@ report::Suggestions suggest(const std::string& text, const std::string& file, co
         }
         if (!best_combo.empty()) {
             Change c{knob_text(best_combo), "combination", best_combo, {}};
-            record(c, best_combo_time);
+            if (!adds_nothing(c, best_combo_time)) record(c, best_combo_time);
         }
     }
     // Everything that helped, together: the best knob setting and the other changes.
@@ -268,7 +281,7 @@ report::Suggestions suggest(const std::string& text, const std::string& file, co
         const size_t parts = all.sets.size() + helped.size();
         const bool new_combo = parts >= 2 && !(helped.empty() && !best_combo.empty());
         Time e;
-        if (new_combo && runner.run(all, e)) record(all, e);
+        if (new_combo && runner.run(all, e) && !adds_nothing(all, e)) record(all, e);
     }
     out.failed = std::move(runner.failed());
     std::stable_sort(out.list.begin(), out.list.end(),

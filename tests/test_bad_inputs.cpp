@@ -243,6 +243,67 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
                              "(allowed: 0 < x <= 100TB/s) (used at " + subst + ":4:23)");
         CHECK(run_cli(run2 + "--set dur=2ms --set bw=32GB/s").exit_code == 0);
     }
+    SECTION("--set value used by name in an expression, or as an enum value through ${name}") {
+        const std::string pipe = (dir / "pipe.yaml").string();
+        {
+            std::ofstream out(pipe);
+            out << "params: {chunk: 16MiB, chunks: 4, nstreams: 2, mem: pinned, total: chunk * chunks}\n"
+                   "buffers:\n"
+                   "  h:\n"
+                   "    kind: ${mem}\n"
+                   "    size: chunk * chunks\n"
+                   "  d: {kind: device, size: total}\n"
+                   "streams:\n"
+                   "  s: {count: 2}\n"
+                   "threads:\n"
+                   "  main:\n"
+                   "    - repeat: chunks\n"
+                   "      var: c\n"
+                   "      do:\n"
+                   "        - kernel: k\n"
+                   "          stream: s[c % nstreams]\n"
+                   "          duration: 1us\n";
+        }
+        const std::string run3 = "run '" + pipe + "' ";
+        CliResult ok = run_cli(run3);
+        INFO("stderr: " << ok.err);
+        CHECK(ok.exit_code == 0);
+        check_one_line_error(run_cli(run3 + "--set chunk=16"),
+                             "--set chunk=16: error: buffer size must be a size with a unit such as 64MiB or 4KB, got 'chunk * "
+                             "chunks' (no unit) (used at " + pipe + ":5:11)");
+        check_one_line_error(run_cli(run3 + "--set chunk=16ms"),
+                             "--set chunk=16ms: error: buffer size must be a size with a unit such as 64MiB or 4KB, got 'chunk * "
+                             "chunks' (a time) (used at " + pipe + ":5:11)");
+        check_one_line_error(run_cli(run3 + "--set mem=pinnned"),
+                             "--set mem=pinnned: error: unknown buffer kind 'pinnned' (pinned, pageable, device or managed); did "
+                             "you mean 'pinned'? (used at " + pipe + ":4:11)");
+        check_one_line_error(run_cli(run3 + "--set nstreams=0"),
+                             "--set nstreams=0: error: division by zero in 'c % nstreams' (used at " + pipe + ":15:23)");
+        // Through a param of the file: total is chunk * chunks.
+        check_one_line_error(run_cli(run3 + "--set chunks=2ms"),
+                             "--set chunks=2ms: error: cannot multiply a size by a time (used as 'chunk * chunks' at " + pipe + ":5:17)");
+        // A name the file misspells stays the file's fault, whatever --set gave the others.
+        const std::string typo = (dir / "typo.yaml").string();
+        std::ofstream(typo) << "params: {chunk: 16MiB, chunks: 4}\n"
+                               "buffers:\n"
+                               "  h: {kind: pinned, size: chunk * chunkz}\n"
+                               "threads:\n"
+                               "  main:\n"
+                               "    - {host: step, duration: 1us}\n";
+        check_one_line_error(run_cli("run '" + typo + "' --set chunk=8MiB"),
+                             typo + ":3:35: error: unknown name 'chunkz' in 'chunk * chunkz'; did you mean 'chunk'?");
+        // A bare param name as an enum value is not substituted: the message says to write ${name}.
+        const std::string bare = (dir / "bare.yaml").string();
+        std::ofstream(bare) << "params: {mem: pinned}\n"
+                               "buffers:\n"
+                               "  h: {kind: mem, size: 1MiB}\n"
+                               "threads:\n"
+                               "  main:\n"
+                               "    - {host: step, duration: 1us}\n";
+        check_one_line_error(run_cli("run '" + bare + "'"),
+                             bare + ":3:13: error: unknown buffer kind 'mem' (pinned, pageable, device or managed); to use param "
+                                    "'mem' here, write ${mem}");
+    }
     SECTION("--set of hardware parameters: the message names the argument") {
         check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwith=32GB/s"),
                              "--set hardware.copy.h2d.bandwith=32GB/s: error: unknown hardware parameter 'copy.h2d.bandwith'; "
@@ -250,6 +311,13 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwidth=0GB/s"),
                              "--set hardware.copy.h2d.bandwidth=0GB/s: error: hardware parameter 'copy.h2d.bandwidth' must be "
                              "positive, got '0GB/s' (allowed: 0 < x <= 100TB/s)");
+        // A negative value is told the range it must be in, not "expected a number" (a profile file's the same: tests/bad/78).
+        check_one_line_error(run_cli(run + "--set hardware.copy.h2d.bandwidth=-5GB/s"),
+                             "--set hardware.copy.h2d.bandwidth=-5GB/s: error: hardware parameter 'copy.h2d.bandwidth' must be "
+                             "positive, got '-5GB/s' (allowed: 0 < x <= 100TB/s)");
+        check_one_line_error(run_cli(run + "--set hardware.gpu.hw_queues=-3"),
+                             "--set hardware.gpu.hw_queues=-3: error: hardware parameter 'gpu.hw_queues' must be at least 1, "
+                             "got '-3' (allowed: 1 <= x <= 32)");
         check_one_line_error(run_cli(run + "--set hardware.zero_latency=maybe"),
                              "--set hardware.zero_latency=maybe: error: hardware.zero_latency must be true or false, got 'maybe'");
     }

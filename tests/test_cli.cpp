@@ -29,6 +29,46 @@ TEST_CASE("cli: graph prints the dependency edges as DOT") {
     CHECK(r.out.find("op1 -> op3 [color=red") != std::string::npos);
 }
 
+TEST_CASE("cli: graph joins the host threads' hand-offs") {
+    // A loader thread started by the trainer's spawn feeds it through a queue; a callback's flag
+    // wakes the trainer; the trainer joins the loader at the end.
+    const fs::path f = fs::temp_directory_path() / ("hetsim-graph-handoff-" + std::to_string(::getpid()) + ".yaml");
+    std::ofstream(f) << "queues: {batches: {capacity: 1}}\n"
+                        "flags: [done]\n"
+                        "streams: [s]\n"
+                        "threads:\n"
+                        "  main:\n"
+                        "    - {host: spawn, duration: 10us}\n"  // op0
+                        "    - repeat: 2\n"
+                        "      do:\n"
+                        "        - get: batches\n"                                      // op1, op4
+                        "        - {host_func: notify, stream: s, duration: 5us, sets: done}\n"  // op2, op5
+                        "        - host_wait: done\n"                                   // op3, op6
+                        "    - join: loader\n"                                          // op7
+                        "  loader:\n"
+                        "    start_after: spawn\n"
+                        "    ops:\n"
+                        "      - repeat: 2\n"
+                        "        do:\n"
+                        "          - {host: load, duration: 2ms}\n"  // op8, op10
+                        "          - put: batches\n";               // op9, op11
+    Cli r = cli("graph '" + f.string() + "'");
+    REQUIRE(r.exit_code == 0);
+    INFO(r.out);
+    // Each put feeds the get of the same turn (FIFO), never the other.
+    CHECK(r.out.find("op9 -> op1 [color=brown, style=dotted, penwidth=2, label=\"host queue\"]") != std::string::npos);
+    CHECK(r.out.find("op11 -> op4 [color=brown, style=dotted, penwidth=2, label=\"host queue\"]") != std::string::npos);
+    CHECK(r.out.find("op9 -> op4 ") == std::string::npos);
+    CHECK(r.out.find("op11 -> op1 ") == std::string::npos);
+    // The callback's set -> the host_wait that takes it.
+    CHECK(r.out.find("op2 -> op3 [color=darkcyan, style=dotted, penwidth=2, label=\"flag\"]") != std::string::npos);
+    CHECK(r.out.find("op5 -> op6 [color=darkcyan, style=dotted, penwidth=2, label=\"flag\"]") != std::string::npos);
+    // start_after: spawn -> the loader's first op; join: the loader's last op -> the join.
+    CHECK(r.out.find("op0 -> op8 [color=gray40, style=dotted, penwidth=2, label=\"host thread\"]") != std::string::npos);
+    CHECK(r.out.find("op11 -> op7 [color=gray40, style=dotted, penwidth=2, label=\"host thread\"]") != std::string::npos);
+    fs::remove(f);
+}
+
 TEST_CASE("cli: graph pipes into Graphviz's dot (installed by the launcher)") {
     INFO("Graphviz's dot is missing: ./hetsim installs the Debian package graphviz with its other packages");
     REQUIRE(std::system("command -v dot >/dev/null 2>&1") == 0);
@@ -102,6 +142,24 @@ TEST_CASE("cli: usage errors exit 2 with one line") {
     r = cli("--help");
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("run FILE") != std::string::npos);
+    CHECK(r.out.find("\n  sweep-merge ") != std::string::npos);
+}
+
+TEST_CASE("cli: a mistyped command or long option is told the one meant") {
+    Cli r = cli("runn scenarios/examples/chunked_pipeline.yaml");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "hetsim: error: unknown command 'runn'; did you mean 'run'?\n");
+    r = cli("sweep-merg a.csv");
+    CHECK(r.err == "hetsim: error: unknown command 'sweep-merg'; did you mean 'sweep-merge'?\n");
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --no-sugest");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "hetsim: error: unrecognised option '--no-sugest'; did you mean '--no-suggest'? (usage: hetsim run FILE "
+                   "[options]; --help lists the options)\n");
+    r = cli("sweep scenarios/sweeps/overlap_chunks.yaml --vary chunk=1MiB --plott p.svg");
+    CHECK(r.err == "hetsim: error: unrecognised option '--plott'; did you mean '--plot'?\n");
+    // Nothing near: the parser's message alone.
+    r = cli("run scenarios/examples/chunked_pipeline.yaml --frobnicate");
+    CHECK(r.err.find("unrecognised option '--frobnicate' (") != std::string::npos);
 }
 
 TEST_CASE("cli: a failed run leaves an existing output file untouched") {

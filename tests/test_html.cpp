@@ -13,6 +13,7 @@
 #include "frontend/scenario.hpp"
 #include "report/analysis.hpp"
 #include "report/html_report.hpp"
+#include "report/summary.hpp"
 #include "sim/engine.hpp"
 
 using namespace hetsim;
@@ -132,4 +133,27 @@ TEST_CASE("html: a failed run leaves an existing report untouched") {
     hetsim_test::Cli r = hetsim_test::cli("run tests/bad/03_unknown_key.yaml --report '" + d.file("keep.html") + "'");
     CHECK(r.exit_code == 2);
     CHECK(hetsim_test::slurp(d.file("keep.html")) == "keep");
+}
+
+TEST_CASE("suggestions: a change that saves under 0.05% is not listed among those that shorten the run") {
+    const Scenario sc = load_scenario("scenarios/seeds/double_buffer.yaml");
+    const Timeline t = simulate(sc.program, sc.profile);
+    const report::Analysis a = report::analyze(sc.program, t);
+    report::Suggestions sug;
+    sug.baseline = Time::ms(100);
+    sug.list.push_back({"n=4", "knob", Time::ms(90), -10.0, {{"n", "4"}}, {}});
+    sug.list.push_back({"n=5", "knob", Time::us(99951), -0.05, {{"n", "5"}}, {}});  // 0.049%: noise
+    sug.list.push_back({"n=6", "knob", Time::us(99950), -0.05, {{"n", "6"}}, {}});  // 0.05%: listed
+    CHECK(report::shortens(Time::us(99950), sug.baseline));
+    CHECK(!report::shortens(Time::us(99951), sug.baseline));
+    CHECK(!report::shortens(sug.baseline, sug.baseline));
+    std::ostringstream text;
+    report::write_summary(text, sc.program, t, a, &sug);
+    CHECK_THAT(text.str(), Contains("  try n=4: 90.000 ms (-10.0%)\n"));
+    CHECK_THAT(text.str(), Contains("  try n=6: 99.950 ms (-0.1%)\n"));
+    CHECK(text.str().find("try n=5") == std::string::npos);
+    CHECK_THAT(text.str(), Contains("  (1 other change tried does not help)\n"));
+    std::ostringstream html;
+    report::write_html_report(html, sc.program, t, a, {sc.name, {}, &sug});
+    CHECK_THAT(html.str(), Contains("<tr><td>n=5</td><td class=\"n\">99.951 ms</td><td class=\"n \">-0.1%</td></tr>"));
 }

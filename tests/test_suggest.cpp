@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -109,6 +110,54 @@ TEST_CASE("suggest: what the loader-bound loop is told to try") {
     CHECK(text.out.find("suggestions (each simulated end to end; baseline ") != std::string::npos);
     CHECK(text.out.find("  try prefetch=1 + h_batch pinned instead of pageable (cudaMallocHost): ") != std::string::npos);
     CHECK(text.out.find("why the GPU idles") != std::string::npos);
+}
+
+TEST_CASE("suggest: no combination repeats a change listed already, no -0.0% among those that help") {
+    // A knob that pins the batch buffer itself: `mem=pinned` and the edit that pins h_batch are one
+    // change, so `prefetch=1 mem=pinned + h_batch pinned instead of pageable` adds nothing to
+    // `prefetch=1 mem=pinned`.
+    const fs::path dir = fs::temp_directory_path() / ("hetsim-suggest-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path f = dir / "mem_knob.yaml";
+    std::ofstream(f) << "hardware: h200\nparams: {n: 20, load: 3.5ms, batch: 8MiB, prefetch: 0, mem: pageable}\n"
+                        "knobs: {prefetch: [0, 1], mem: [pageable, pinned]}\n"
+                        "buffers:\n  h_batch: {kind: '${mem}', size: batch, count: 2}\n  d_batch: {kind: device, size: batch, count: 2}\n"
+                        "streams: [s]\nthreads:\n  main:\n    - repeat: n\n      var: i\n      do:\n"
+                        "        - {host: load_batch, duration: load}\n"
+                        "        - if: prefetch > 0 && i > 0\n          then:\n            - stream_sync: s\n"
+                        "        - {memcpy_async: upload, src: 'h_batch[i % 2]', dst: 'd_batch[i % 2]', stream: s}\n"
+                        "        - {kernel: forward_backward, stream: s, duration: 6ms, grid: 264, block: 256}\n"
+                        "        - if: prefetch == 0\n          then:\n            - stream_sync: s\n"
+                        "    - stream_sync: s\n";
+    for (const std::string& rel : {f.string(), std::string("scenarios/examples/loader_bound_loop.yaml"),
+                                   std::string("scenarios/examples/chunked_pipeline.yaml")}) {
+        INFO(rel);
+        const json j = run_json("'" + rel + "'");
+        const json& s = j["suggestions"];
+        auto subset = [](const json& part, const json& whole) {
+            for (auto it = part.begin(); it != part.end(); ++it)
+                if (whole.is_object() ? (!whole.contains(it.key()) || whole[it.key()] != it.value())
+                                      : std::find(whole.begin(), whole.end(), *it) == whole.end())
+                    return false;
+            return true;
+        };
+        for (const json& g : s) {
+            if (g["kind"] != "combination") continue;
+            for (const json& h : s) {
+                if (&h == &g || h["end_to_end_ns"] != g["end_to_end_ns"]) continue;
+                INFO(g["change"] << " repeats " << h["change"]);
+                CHECK(!(subset(h["sets"], g["sets"]) && subset(h["edits"], g["edits"])));
+            }
+        }
+        const auto text = cli("run '" + rel + "'");
+        REQUIRE(text.exit_code == 0);
+        CHECK(text.out.find("(-0.0%)") == std::string::npos);
+        CHECK(text.out.find("(+0.0%)") == std::string::npos);
+        if (rel == f.string()) {
+            CHECK(text.out.find("  try prefetch=1 mem=pinned: ") != std::string::npos);
+            CHECK(text.out.find("mem=pinned + h_batch pinned") == std::string::npos);
+        }
+    }
 }
 
 TEST_CASE("suggest: --no-suggest, the budget and the op limit") {

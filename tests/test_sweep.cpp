@@ -343,6 +343,28 @@ TEST_CASE("sweep: --y plots any numeric column, and every line has its own dash 
     r = cli("sweep " + kOverlap + " --vary chunk=1MiB,16MiB --vary nstreams=1,2 --plot " + q(dir / "b.svg") + " --y busy_union_ns");
     REQUIRE(r.exit_code == 0);
     CHECK(slurp(dir / "b.svg").find(">busy_union_ns (ms)</text>") != std::string::npos);
+    // The idle:* columns are nanoseconds too: plotted as times, in the CSV's values.
+    for (const char* y : {"idle:gpu", "idle:sm:nothing_left"}) {
+        INFO(y);
+        r = cli("sweep " + kOverlap + " --vary chunk=1MiB,16MiB --vary nstreams=1,2 --plot " + q(dir / "i.svg") + " --y " + y +
+                " -o " + q(dir / "i.csv"));
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(slurp(dir / "i.svg").find(std::string(">") + y + " (") != std::string::npos);
+        CHECK(slurp(dir / "i.csv").find(std::string(",") + y) != std::string::npos);
+    }
+    // Every numeric column of the CSV is one --y accepts, in the CSV's order.
+    r = cli("sweep " + kOverlap + " --vary chunk=1MiB --y nosuch");
+    // (the header's columns from end_to_end_ns on, busiest_resource left out, joined by ", ")
+    const std::string csv = "\n" + slurp(dir / "i.csv");
+    const size_t h = csv.find("\npoint,");
+    REQUIRE(h != std::string::npos);
+    std::string expected = csv.substr(h + 1, csv.find('\n', h + 1) - h - 1);
+    expected = expected.substr(expected.find("end_to_end_ns"));
+    for (size_t c; (c = expected.find(',')) != std::string::npos;) expected.replace(c, 1, "; ");
+    expected.erase(expected.find("busiest_resource; "), 18);
+    for (size_t c; (c = expected.find("; ")) != std::string::npos;) expected.replace(c, 2, ", ");
+    CHECK(r.err == "--y nosuch: error: not a numeric column of the sweep CSV; one of: " + expected + "\n");
     fs::remove_all(dir);
 }
 
