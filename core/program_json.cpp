@@ -379,6 +379,7 @@ private:
     void read_fields(const json& o, const At& at, Op& op, SiteFields& sf, bool node);
     void check_lists();
     void check_graph_launches();
+    void check_graph_execs();
     void check_node(const Op& nd, uint32_t i, const Op& gn, const Graph& g, size_t k, uint32_t launch) const;
 };
 
@@ -812,6 +813,14 @@ void Reader::check_thread_starts() {
     }
 }
 
+// Executable k is made by the k-th graph_instantiate op; each launch gets its executable by the
+// rule of assign_graph_execs.
+void Reader::check_graph_execs() {
+    uint32_t bad = 0;
+    const std::string why = assign_graph_execs(p_, bad);
+    if (!why.empty()) fail(op_at(p_, bad), why);
+}
+
 void Reader::check_graph_launches() {
     std::vector<uint8_t> follows(p_.ops.size(), 0);
     for (size_t t = 0; t < p_.threads.size(); ++t) {
@@ -893,6 +902,7 @@ Program Reader::read(std::string* scenario_name) {
     check_lists();
     check_thread_starts();
     check_graph_launches();
+    check_graph_execs();
     return std::move(p_);
 }
 

@@ -40,7 +40,8 @@ void check_same_op(const Program& a, const Op& x, const Program& b, const Op& y)
     CHECK(x.stream == y.stream);
     CHECK(x.event == y.event);  // the union: event, buffer or graph
     CHECK(x.duration == y.duration);
-    CHECK(x.bytes == y.bytes);
+    CHECK(x.bytes == y.bytes);  // the union: bytes, or a graph op's exec
+    if (x.kind == OpKind::GraphInstantiate || x.kind == OpKind::GraphLaunch) CHECK(x.exec == y.exec);
     CHECK(a.label(x) == b.label(y));
     CHECK(a.site(x).depth == b.site(y).depth);
     CHECK(a.site(x).shape == b.site(y).shape);
