@@ -78,6 +78,7 @@ enum OpField : uint16_t {
     kFieldFlag = 1 << 11,     // `flag`: the one a callback sets, or the one waited for
     kFieldThread = 1 << 12,   // `target`: the host thread joined
     kFieldStream = 1 << 13,   // `stream`: the stream it is issued to, or the stream synced on
+    kFieldExec = 1 << 14,     // `exec`: the executable graph a launch launches (Program::execs)
 };
 
 // One row per OpKind.
@@ -104,7 +105,7 @@ inline constexpr OpKindInfo kOpTable[kOpKinds] = {
     {OpKind::Prefetch, "prefetch", GpuWork::Copy, kFieldBytes | kFieldTo | kFieldBuffer | kS},
     {OpKind::HostFunc, "host_func", GpuWork::Callback, kFieldDuration | kFieldFlag | kS},
     {OpKind::GraphInstantiate, "graph_instantiate", GpuWork::None, kFieldGraph},
-    {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph | kS},
+    {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph | kFieldExec | kS},
     {OpKind::Malloc, "malloc", GpuWork::None, kFieldBytes | kFieldBuffer},
     {OpKind::Free, "free", GpuWork::None, kFieldBytes | kFieldBuffer},
     {OpKind::MallocHost, "malloc_host", GpuWork::None, kFieldBytes | kFieldBuffer},
@@ -272,7 +273,7 @@ struct Program {
     std::vector<SourceLoc> locs;         // interned source positions
     std::vector<Graph> graphs;
     // Executable graphs (cudaGraphExec_t), one per GraphInstantiate op in index order: the op that
-    // makes it. Op::exec of a launch indexes it (filled by assign_graph_execs).
+    // makes it. Op::exec of a launch indexes it (filled by assign_graph_execs or the JSON file).
     std::vector<uint32_t> execs;
     std::vector<HostQueue> queues;
     std::vector<Flag> flags;
