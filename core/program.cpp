@@ -158,3 +158,70 @@ const char* to_string(Engine e) {
 }
 
 }  // namespace hetsim
+
+namespace hetsim {
+
+void number_graph_execs(Program& pg) {
+    pg.execs.clear();
+    for (uint32_t i = 0; i < pg.ops.size(); ++i)
+        if (pg.ops[i].kind == OpKind::GraphInstantiate) {
+            pg.ops[i].exec = pg.execs.size();
+            pg.execs.push_back(i);
+        }
+}
+
+std::string assign_graph_execs(Program& pg, uint32_t& bad) {
+    number_graph_execs(pg);
+    // Per graph: its executables (in index order), for launches from a thread that instantiates none.
+    std::vector<std::vector<uint32_t>> of_graph(pg.graphs.size());
+    for (uint32_t e = 0; e < pg.execs.size(); ++e) of_graph[static_cast<size_t>(pg.ops[pg.execs[e]].graph)].push_back(e);
+    std::vector<int64_t> own(pg.graphs.size(), -1);  // per graph: the launching thread's latest executable
+    for (size_t t = 0; t < pg.threads.size(); ++t) {
+        std::fill(own.begin(), own.end(), -1);
+        for (uint32_t i : pg.threads[t].ops) {
+            Op& op = pg.ops[i];
+            if (op.kind == OpKind::GraphInstantiate) own[static_cast<size_t>(op.graph)] = static_cast<int64_t>(op.exec);
+            if (op.kind != OpKind::GraphLaunch) continue;
+            const size_t g = static_cast<size_t>(op.graph);
+            if (own[g] >= 0) {
+                op.exec = static_cast<uint64_t>(own[g]);
+                continue;
+            }
+            std::vector<uint32_t> others;  // executables made on other threads
+            bool later_here = false;       // this thread instantiates the graph, after this launch
+            for (uint32_t e : of_graph[g]) {
+                if (pg.ops[pg.execs[e]].thread == static_cast<int16_t>(t)) later_here = true;
+                else others.push_back(e);
+            }
+            if (others.size() == 1) {
+                op.exec = others[0];
+                continue;
+            }
+            bad = i;
+            const std::string& name = pg.graphs[g].name;
+            const std::string& thread = pg.threads[t].name;
+            if (others.empty() && !later_here)
+                return "graph_launch of graph '" + name + "', which no op instantiates; add '- graph_instantiate: " + name +
+                       "' before the first launch";
+            if (others.empty())
+                return "graph_launch of graph '" + name + "' comes before thread '" + thread +
+                       "' instantiates it, and no other thread instantiates it: there is no executable graph to launch yet; "
+                       "move the graph_instantiate of '" + name + "' before the launch";
+            std::string where;
+            for (size_t k = 0; k < others.size() && k < 3; ++k) {
+                const Op& in = pg.ops[pg.execs[others[k]]];
+                const SourceLoc& l = pg.loc(in);
+                where += (k ? ", " : "") + std::string("thread '") + pg.threads[static_cast<size_t>(in.thread)].name + "'";
+                if (l.line > 0) where += " at line " + std::to_string(l.line);
+            }
+            if (others.size() > 3) where += ", ...";
+            return "graph_launch of graph '" + name + "' is ambiguous: thread '" + thread + "' does not instantiate '" + name +
+                   "' before it, and other threads instantiate it " + std::to_string(others.size()) + " times (" + where +
+                   "), each a separate executable graph; instantiate '" + name +
+                   "' on the launching thread, or declare one graph per thread";
+        }
+    }
+    return "";
+}
+
+}  // namespace hetsim

@@ -78,6 +78,7 @@ enum OpField : uint16_t {
     kFieldFlag = 1 << 11,     // `flag`: the one a callback sets, or the one waited for
     kFieldThread = 1 << 12,   // `target`: the host thread joined
     kFieldStream = 1 << 13,   // `stream`: the stream it is issued to, or the stream synced on
+    kFieldExec = 1 << 14,     // `exec`: the executable graph a launch launches (Program::execs)
 };
 
 // One row per OpKind.
@@ -104,7 +105,7 @@ inline constexpr OpKindInfo kOpTable[kOpKinds] = {
     {OpKind::Prefetch, "prefetch", GpuWork::Copy, kFieldBytes | kFieldTo | kFieldBuffer | kS},
     {OpKind::HostFunc, "host_func", GpuWork::Callback, kFieldDuration | kFieldFlag | kS},
     {OpKind::GraphInstantiate, "graph_instantiate", GpuWork::None, kFieldGraph},
-    {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph | kS},
+    {OpKind::GraphLaunch, "graph_launch", GpuWork::Marker, kFieldGraph | kFieldExec | kS},
     {OpKind::Malloc, "malloc", GpuWork::None, kFieldBytes | kFieldBuffer},
     {OpKind::Free, "free", GpuWork::None, kFieldBytes | kFieldBuffer},
     {OpKind::MallocHost, "malloc_host", GpuWork::None, kFieldBytes | kFieldBuffer},
@@ -236,7 +237,13 @@ struct Op {
     uint32_t site = 0;              // index into Program::sites
     uint32_t iter_begin = 0;        // loop indices: Program::iter_indices[iter_begin, + site depth)
     Time duration;                  // HostWork, HostFunc; Kernel with fixed duration
-    uint64_t bytes = 0;             // copies, memset, prefetch, allocations, roofline kernel traffic
+    union {                         // by kind: one of
+        uint64_t bytes = 0;         //   copies, memset, prefetch, allocations, roofline kernel traffic
+        uint64_t exec;              //   GraphInstantiate: the executable graph it makes; GraphLaunch: the one it
+                                    //   launches (an index into Program::execs; see assign_graph_execs)
+    };
+    // `bytes`, and 0 for the graph ops (they keep `exec` in its place).
+    uint64_t bytes_or_0() const { return kind == OpKind::GraphInstantiate || kind == OpKind::GraphLaunch ? 0 : bytes; }
 };
 
 // A CUDA graph: its nodes and the dependencies between them. The node templates are ops
@@ -265,6 +272,9 @@ struct Program {
     std::vector<uint32_t> after_index, after;
     std::vector<SourceLoc> locs;         // interned source positions
     std::vector<Graph> graphs;
+    // Executable graphs (cudaGraphExec_t), one per GraphInstantiate op in index order: the op that
+    // makes it. Op::exec of a launch indexes it (filled by assign_graph_execs or the JSON file).
+    std::vector<uint32_t> execs;
     std::vector<HostQueue> queues;
     std::vector<Flag> flags;
     bool tasks_form = false;
@@ -302,5 +312,17 @@ struct Program {
     // The allocation calls (cudaMalloc ... cudaFreeAsync): `bytes` for buffer `buffer`.
     static bool is_allocation(OpKind k) { return k >= OpKind::Malloc && k <= OpKind::FreeAsync; }
 };
+
+// Which executable each graph_launch launches (CUDA: each cudaGraphInstantiate makes its own
+// cudaGraphExec_t, and launches of one run one at a time, of different ones side by side).
+// Fills Program::execs (the GraphInstantiate ops in index order: executable k is the k-th) and
+// Op::exec of the instantiations and of every launch: the executable made by the latest
+// graph_instantiate of its graph on the launch's own thread before it in program order; if the
+// thread has none before it, the one graph_instantiate of the graph on another thread. Returns ""
+// or, for a launch that has neither or more than one such instantiation on other threads, a
+// message, with `bad` set to that launch op.
+std::string assign_graph_execs(Program& pg, uint32_t& bad);
+// Program::execs from the GraphInstantiate ops (and their Op::exec), launches left as they are.
+void number_graph_execs(Program& pg);
 
 }  // namespace hetsim

@@ -29,6 +29,7 @@ void op_fields(const Program& p, const Op& o, json& j) {
     if ((f & kFieldEvent) && o.event >= 0) j["event"] = o.event;
     if ((f & kFieldBuffer) && o.buffer >= 0) j["buffer"] = o.buffer;
     if ((f & kFieldGraph) && o.graph >= 0) j["graph"] = o.graph;
+    if (f & kFieldExec) j["exec"] = o.exec;
     if ((f & kFieldQueue) && o.queue >= 0) j["queue"] = o.queue;
     if ((f & kFieldFlag) && o.flag >= 0) j["flag"] = o.flag;
     if ((f & kFieldThread) && o.target >= 0) j["target"] = o.target;
@@ -190,6 +191,7 @@ const std::vector<std::string>& keys_of(OpKind k, bool node) {
                 if (f & kFieldEvent) v.push_back("event");
                 if (f & kFieldBuffer) v.push_back("buffer");
                 if (f & kFieldGraph) v.push_back("graph");
+                if ((f & kFieldExec) && !nd) v.push_back("exec");
                 if (f & kFieldQueue) v.push_back("queue");
                 if (f & kFieldFlag) v.push_back("flag");
                 if (f & kFieldThread) v.push_back("target");
@@ -283,6 +285,7 @@ private:
     Program p_;
     SiteTable sites_{p_, {}, {}};
     size_t n_ops_ = 0;
+    int version_ = kProgramSchemaVersion;
 
     [[noreturn]] void fail(const std::string& where, const std::string& what) const {
         throw InputError(SourceLoc{file_}, where.empty() ? what : where + ": " + what);
@@ -379,6 +382,7 @@ private:
     void read_fields(const json& o, const At& at, Op& op, SiteFields& sf, bool node);
     void check_lists();
     void check_graph_launches();
+    void check_graph_execs();
     void check_node(const Op& nd, uint32_t i, const Op& gn, const Graph& g, size_t k, uint32_t launch) const;
 };
 
@@ -564,6 +568,8 @@ void Reader::read_fields(const json& o, const At& at, Op& op, SiteFields& sf, bo
     if ((f & kFieldStream) && !node) op.stream = ref(need(o, "stream", at), at.key("stream"), p_.streams.size(), "stream");
     if (f & kFieldEvent) op.event = ref(need(o, "event", at), at.key("event"), p_.events.size(), "event");
     if (f & kFieldGraph) op.graph = ref(need(o, "graph", at), at.key("graph"), p_.graphs.size(), "graph");
+    if ((f & kFieldExec) && !node && version_ >= 4)  // checked against the instantiations once all ops are read
+        op.exec = static_cast<uint64_t>(integer(need(o, "exec", at), at.key("exec"), 0, UINT32_MAX));
     if (f & kFieldQueue) op.queue = ref(need(o, "queue", at), at.key("queue"), p_.queues.size(), "queue");
     if (f & kFieldFlag) {  // host_wait waits for one; a host_func may set one
         const json* fl = op.kind == OpKind::HostWait ? &need(o, "flag", at) : find(o, "flag");
@@ -812,6 +818,30 @@ void Reader::check_thread_starts() {
     }
 }
 
+// Executable k is made by the k-th graph_instantiate op; a launch launches one of its graph.
+// Version 3 files: the rule of assign_graph_execs gives each launch its executable.
+void Reader::check_graph_execs() {
+    if (version_ < 4) {
+        uint32_t bad = 0;
+        const std::string why = assign_graph_execs(p_, bad);
+        if (!why.empty()) fail(op_at(p_, bad), why);
+        return;
+    }
+    number_graph_execs(p_);
+    for (uint32_t i = 0; i < p_.ops.size(); ++i) {
+        const Op& op = p_.ops[i];
+        if (op.kind != OpKind::GraphLaunch) continue;
+        const std::string at = "ops[" + std::to_string(i) + "].exec of graph_launch '" + p_.op_name(i) + "'";
+        if (op.exec >= p_.execs.size())
+            fail(at, "is " + std::to_string(op.exec) + ", but the program has " +
+                         plural(p_.execs.size(), "executable graph") + " (one per graph_instantiate op)");
+        const Op& in = p_.ops[p_.execs[op.exec]];
+        if (in.graph != op.graph)
+            fail(at, "is " + std::to_string(op.exec) + ", made by " + op_at(p_, p_.execs[op.exec]) + " of graph '" +
+                         p_.graphs[in.graph].name + "', not of graph '" + p_.graphs[op.graph].name + "' that it launches");
+    }
+}
+
 void Reader::check_graph_launches() {
     std::vector<uint8_t> follows(p_.ops.size(), 0);
     for (size_t t = 0; t < p_.threads.size(); ++t) {
@@ -849,10 +879,12 @@ Program Reader::read(std::string* scenario_name) {
         const std::string s = shown(j_["schema"]);
         fail("schema", "is " + s + ", expected \"hetsim.program\"" + (s == "\"hetsim.measured\"" ? " (this is a measured timeline, not a program)" : ""));
     }
-    if (!j_.contains("version") || j_["version"] != kProgramSchemaVersion)
-        fail("", "lowered program has schema version " + (j_.contains("version") ? shown(j_["version"]) : std::string("(missing)")) +
-                     "; this hetsim reads version " + std::to_string(kProgramSchemaVersion) +
+    const json* ver = j_.contains("version") ? &j_["version"] : nullptr;
+    if (!ver || !ver->is_number_integer() || *ver < kProgramSchemaOldest || *ver > kProgramSchemaVersion)
+        fail("", "lowered program has schema version " + (ver ? shown(*ver) : std::string("(missing)")) + "; this hetsim reads versions " +
+                     std::to_string(kProgramSchemaOldest) + " to " + std::to_string(kProgramSchemaVersion) +
                      " (docs/program-format.md; lower the scenario again)");
+    version_ = ver->get<int>();
     only_keys(j_, At{}, {"schema", "version", "scenario", "source", "form", "options", "warmup", "buffers", "streams", "events", "queues",
                          "flags", "graphs", "threads", "gpu_tasks", "ops"},
               "a lowered program");
@@ -893,6 +925,7 @@ Program Reader::read(std::string* scenario_name) {
     check_lists();
     check_thread_starts();
     check_graph_launches();
+    check_graph_execs();
     return std::move(p_);
 }
 

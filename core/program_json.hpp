@@ -10,7 +10,10 @@
 
 namespace hetsim {
 
-constexpr int kProgramSchemaVersion = 3;
+constexpr int kProgramSchemaVersion = 4;
+// The oldest version the reader takes: version 3 files lack a launch's "exec", which reading
+// gives it by the rule of assign_graph_execs (core/program.hpp).
+constexpr int kProgramSchemaOldest = 3;
 
 nlohmann::json program_to_json(const Program& p, const std::string& scenario_name);
 

@@ -322,7 +322,7 @@ private:
     void if_checks(const YAML::Node& n) const;
     // The checks of an op list that does not run (unrun.cpp): kinds, keys, declared names.
     void check_unrun(const YAML::Node& list);
-    void check_program(const YAML::Node& work) const;  // after lowering: ops exist, launched graphs are instantiated
+    void check_program(const YAML::Node& work);  // after lowering: ops exist, launched graphs are instantiated; each launch's executable
     bool if_taken(const YAML::Node& n, const Value& c) const;
 
     // --- the count before expanding (ops.cpp) ---

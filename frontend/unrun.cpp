@@ -45,9 +45,11 @@ void Lowerer::check_unrun(const YAML::Node& list) {
 }
 
 // The lowered program as a whole: something to simulate, and no graph launched that is never
-// instantiated (CUDA refuses cudaGraphLaunch of a graph without its cudaGraphExec_t).
-void Lowerer::check_program(const YAML::Node& work) const {
-    const Program& pg = sc_.program;
+// instantiated (CUDA refuses cudaGraphLaunch of a graph without its cudaGraphExec_t). Then which
+// executable graph each launch launches (assign_graph_execs: the latest instantiation on its own
+// thread, else the one on another thread; several there is ambiguous).
+void Lowerer::check_program(const YAML::Node& work) {
+    Program& pg = sc_.program;
     if (pg.ops.empty())
         fail_at(work, "the scenario has no ops: every op list is empty or its loops run 0 times, so there is nothing to simulate");
     std::vector<bool> instantiated(pg.graphs.size(), false);
@@ -58,6 +60,9 @@ void Lowerer::check_program(const YAML::Node& work) const {
             throw InputError(pg.loc(op), "graph_launch of graph '" + pg.graphs[static_cast<size_t>(op.graph)].name +
                                              "', which no op instantiates; add '- graph_instantiate: " +
                                              pg.graphs[static_cast<size_t>(op.graph)].name + "' before the first launch");
+    uint32_t bad = 0;
+    const std::string why = assign_graph_execs(pg, bad);
+    if (!why.empty()) throw InputError(pg.loc(pg.ops[bad]), why);
 }
 
 }  // namespace hetsim

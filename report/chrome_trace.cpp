@@ -117,7 +117,7 @@ std::string cause_text(const Program& p, const Cause& c) {
 std::string op_args(const Program& p, uint32_t i, const Cause& c, const std::string& extra) {
     const Op& op = p.ops[i];
     std::string a = "\"op\":" + std::to_string(i) + ",\"kind\":\"" + to_string(op.kind) + "\"";
-    if (op.bytes != 0) a += ",\"bytes\":" + std::to_string(op.bytes);
+    if (op.bytes_or_0() != 0) a += ",\"bytes\":" + std::to_string(op.bytes);
     a += ",\"cause\":" + quote(cause_text(p, c)) + extra;
     return a;
 }

@@ -29,7 +29,7 @@ void write_csv(std::ostream& os, const Program& p, const Timeline& t) {
         else os << ",,";
         if (r.has_gpu()) os << format_ns(r.gpu_start) << ',' << format_ns(r.gpu_end) << ',';
         else os << ",,";
-        os << format_ns(r.sync_wait) << ',' << op.bytes << '\n';
+        os << format_ns(r.sync_wait) << ',' << op.bytes_or_0() << '\n';
     }
 }
 

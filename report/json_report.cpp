@@ -21,7 +21,7 @@ json op_json(const Program& p, const Timeline& t, uint32_t i) {
     const Op& op = p.ops[i];
     const OpRecord& r = t.ops[i];
     json j = {{"name", p.op_name(i)}, {"kind", to_string(op.kind)}, {"sync_wait_ns", ns_value(r.sync_wait)}};
-    if (op.bytes != 0) j["bytes"] = op.bytes;
+    if (op.bytes_or_0() != 0) j["bytes"] = op.bytes;
     if (r.has_host()) {
         j["host_lane"] = host_lane(p, op.thread);
         j["host_start_ns"] = ns_value(r.host_start);

@@ -6,8 +6,10 @@
 // it. The nodes of a launched graph depend on the nodes their graph names (the graph's first
 // nodes on the launch), and the stream's last work after the graph is every node that no other
 // node waits for: a stream's tail may be several ops. A graph launch also waits for the previous
-// launch of the same graph, from whatever stream or thread (CUDA runs one launch of an executable
-// graph at a time: "each launch is ordered behind ... any previous launches of graphExec").
+// launch of the same executable graph (Op::exec: each graph_instantiate makes one), from whatever
+// stream or thread (CUDA runs one launch of an executable graph at a time: "each launch is ordered
+// behind ... any previous launches of graphExec"); launches of different executables of one graph
+// do not wait for each other.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -21,7 +23,7 @@ class Binder {
 public:
     Binder(const Program& pg, bool legacy_sync)
         : pg_(pg), legacy_sync_(legacy_sync), stream_last_(pg.streams.size(), -1), stream_more_(pg.streams.size()),
-          event_last_(pg.events.size(), -1), launch_(pg.threads.size(), -1), graph_last_(pg.graphs.size(), -1),
+          event_last_(pg.events.size(), -1), launch_(pg.threads.size(), -1), exec_last_(pg.execs.size(), -1),
           sinks_(pg.graphs.size()) {
         for (size_t g = 0; g < pg.graphs.size(); ++g) {
             const Graph& gr = pg.graphs[g];
@@ -65,11 +67,11 @@ public:
             }
         }
         if (op.kind == OpKind::StreamWaitEvent) dep(event_last_[op.event], CauseKind::Event);
-        if (op.kind == OpKind::GraphLaunch && graph_last_[op.graph] >= 0 &&
-            pg_.ops[static_cast<uint32_t>(graph_last_[op.graph])].stream != s) {
+        if (op.kind == OpKind::GraphLaunch && exec_last_[op.exec] >= 0 &&
+            pg_.ops[static_cast<uint32_t>(exec_last_[op.exec])].stream != s) {
             // The previous launch's last nodes (ops after it, issued with it or soon after); in
             // the same stream, stream order holds the launch already.
-            const uint32_t prev = static_cast<uint32_t>(graph_last_[op.graph]);
+            const uint32_t prev = static_cast<uint32_t>(exec_last_[op.exec]);
             const Graph& g = pg_.graphs[op.graph];
             if (g.chain())
                 dep(static_cast<int32_t>(prev + g.nodes.size()), CauseKind::GraphExec);
@@ -81,7 +83,7 @@ public:
         const Op& op = pg_.ops[i];
         const int32_t s = op.stream;
         if (op.kind == OpKind::EventRecord) event_last_[op.event] = static_cast<int32_t>(i);
-        if (op.kind == OpKind::GraphLaunch) launch_[op.thread] = graph_last_[op.graph] = static_cast<int32_t>(i);
+        if (op.kind == OpKind::GraphLaunch) launch_[op.thread] = exec_last_[op.exec] = static_cast<int32_t>(i);
         if (op.graph_node) {
             const uint32_t launch = static_cast<uint32_t>(launch_[op.thread]);
             const uint32_t g = static_cast<uint32_t>(pg_.ops[launch].graph);
@@ -111,11 +113,11 @@ public:
     int32_t event_last(int32_t e) const { return event_last_[e]; }
 
 private:
-    // Launch op `op` of a graph whose previous launch is in the same stream and ends it: the
-    // stream's last op is one of that launch's nodes (they follow the launch op in the program).
+    // Launch op `op` of an executable graph whose previous launch is in the same stream and ends
+    // it: the stream's last op is one of that launch's nodes (they follow the launch op in the program).
     bool relaunch_in_stream(const Op& op) const {
-        if (op.kind != OpKind::GraphLaunch || graph_last_[op.graph] < 0) return false;
-        const int32_t prev = graph_last_[op.graph], last = stream_last_[op.stream];
+        if (op.kind != OpKind::GraphLaunch || exec_last_[op.exec] < 0) return false;
+        const int32_t prev = exec_last_[op.exec], last = stream_last_[op.stream];
         return pg_.ops[static_cast<uint32_t>(prev)].stream == op.stream && last > prev &&
                last <= prev + static_cast<int32_t>(pg_.graphs[op.graph].nodes.size());
     }
@@ -131,7 +133,7 @@ private:
     std::vector<std::vector<int32_t>> stream_more_;   // per stream: the rest of its tail (a graph's other ends)
     std::vector<int32_t> event_last_;
     std::vector<int32_t> launch_;                     // per host thread: its last graph launch
-    std::vector<int32_t> graph_last_;                 // per graph: its last launch
+    std::vector<int32_t> exec_last_;                  // per executable graph: its last launch
     std::vector<std::vector<uint32_t>> sinks_;        // per DAG graph: the nodes no node waits for
 };
 

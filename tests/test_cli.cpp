@@ -89,7 +89,7 @@ TEST_CASE("cli: lower writes a program that simulates to the same timeline") {
         REQUIRE(r.exit_code == 0);
         auto j = nlohmann::json::parse(slurp(tmp));
         CHECK(j["schema"] == "hetsim.program");
-        CHECK(j["version"] == 3);
+        CHECK(j["version"] == 4);
         hetsim::Program back = hetsim::program_from_json(j, tmp.string());
         hetsim::Scenario sc = hetsim::load_scenario(std::string(HETSIM_SOURCE_DIR "/") + file);
         REQUIRE(back.ops.size() == sc.program.ops.size());
@@ -102,7 +102,7 @@ TEST_CASE("cli: lower writes a program that simulates to the same timeline") {
         }
         j["version"] = 99;
         CHECK_THROWS_WITH(hetsim::program_from_json(j, "p.json"),
-                          Catch::Contains("schema version 99; this hetsim reads version 3"));
+                          Catch::Contains("schema version 99; this hetsim reads versions 3 to 4"));
     }
     fs::remove(tmp);
 }

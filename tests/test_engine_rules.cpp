@@ -4,7 +4,10 @@
 // expected time below follows from the numbers in the scenario alone.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine_test_util.hpp"
 
@@ -860,6 +863,104 @@ graphs:
     check_gpu(two, "a", us(20), us(30));
     check_gpu(two, "c", us(24), us(34));
     check_gpu(two, "d", us(35), us(55));
+}
+
+namespace {
+// The GPU phases of the ops named `name` (one a host thread), in the order they start.
+std::vector<std::pair<Time, Time>> gpu_phases(const Sim& s, const std::string& name) {
+    std::vector<std::pair<Time, Time>> v;
+    for (uint32_t i = 0; i < s.sc.program.ops.size(); ++i)
+        if (s.sc.program.op_name(i) == name) v.emplace_back(s.tl.ops[i].gpu_start, s.tl.ops[i].gpu_end);
+    std::sort(v.begin(), v.end());
+    return v;
+}
+void check_phases(const Sim& s, const std::string& name, const std::vector<std::pair<Time, Time>>& want) {
+    const auto got = gpu_phases(s, name);
+    INFO("GPU phases of the ops named '" << name << "'");
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+        CHECK(show(got[k].first) == show(want[k].first));
+        CHECK(show(got[k].second) == show(want[k].second));
+    }
+}
+const std::string kFourStreamsGraph = R"(streams: {s: {count: 4}}
+graphs:
+  g:
+    - kernel: a
+      duration: 10us
+    - kernel: b
+      duration: 20us
+)";
+}  // namespace
+
+TEST_CASE("rule 7: each graph_instantiate makes its own executable; launches of different ones run side by side", "[engine][rules]") {
+    const std::string hw = kGraphHw + "  graph.relaunch_gap: 3us\n  rules.launch_contention: off\n";
+    // Four threads each instantiate g and launch their own executable on their own stream.
+    Sim own = run_with(hw, kFourStreamsGraph + R"(threads:
+  w:
+    count: 4
+    var: k
+    ops:
+      - graph_instantiate: g
+      - graph_launch: g
+        stream: s[k]
+)");
+    // Each thread: instantiate 2 nodes x 3 us: 0-6; launch 2 + 2 x 1 = 4 us: 6-10; nodes from
+    // 10 + launch latency 4: a 14-24, b after the node gap 1: 25-45, on all four streams at
+    // once (four executables: no launch waits for another).
+    check_phases(own, "a", {{us(14), us(24)}, {us(14), us(24)}, {us(14), us(24)}, {us(14), us(24)}});
+    check_phases(own, "b", {{us(25), us(45)}, {us(25), us(45)}, {us(25), us(45)}, {us(25), us(45)}});
+    check_end(own, us(45));
+    for (uint32_t i = 0; i < own.sc.program.ops.size(); ++i) {  // a launch launches its own thread's executable
+        const Op& op = own.sc.program.ops[i];
+        if (op.kind != OpKind::GraphLaunch) continue;
+        CHECK(own.sc.program.ops[own.sc.program.execs[op.exec]].thread == op.thread);
+    }
+    CHECK(own.sc.program.execs.size() == 4);
+
+    // One thread instantiates g once and four threads launch that one executable (validation
+    // 108's shape): the launches run one after the other, as before.
+    Sim shared = run_with(hw, kFourStreamsGraph + R"(threads:
+  main:
+    - graph_instantiate: g
+    - host: spawn
+      duration: 1us
+  w:
+    count: 4
+    var: k
+    start_after: spawn
+    ops:
+      - graph_launch: g
+        stream: s[k]
+)");
+    // Instantiate 0-6, spawn 6-7; the workers start at 7 and launch 7-11, issued at 11 + 4 =
+    // 15. The first launch: a 15-25, b 26-46; each next launch waits for the previous one's b
+    // and starts its a graph.relaunch_gap 3 later: 49-59 / 60-80, 83-93 / 94-114, 117-127 / 128-148.
+    check_phases(shared, "a", {{us(15), us(25)}, {us(49), us(59)}, {us(83), us(93)}, {us(117), us(127)}});
+    check_phases(shared, "b", {{us(26), us(46)}, {us(60), us(80)}, {us(94), us(114)}, {us(128), us(148)}});
+    check_end(shared, us(148));
+    CHECK(shared.sc.program.execs.size() == 1);
+
+    // A thread that instantiates g again launches its latest executable: two launches of the
+    // first executable on s[0] and s[1] run one after the other; the launch after the second
+    // instantiation, on s[2], runs beside them.
+    Sim latest = run_with(hw, kFourStreamsGraph + R"(threads:
+  main:
+    - graph_instantiate: g
+    - graph_launch: g
+      stream: s[0]
+    - graph_launch: g
+      stream: s[1]
+    - graph_instantiate: g
+    - graph_launch: g
+      stream: s[2]
+)");
+    // Instantiate 0-6; launch 1 6-10 (nodes from 14: a 14-24, b 25-45); launch 2 10-14, issued
+    // at 18, waits for b (45): a 48-58, b 59-79; instantiate 14-20; launch 3 20-24, nodes from
+    // 28: a 28-38, b 39-59, beside the first executable's.
+    check_phases(latest, "a", {{us(14), us(24)}, {us(28), us(38)}, {us(48), us(58)}});
+    check_phases(latest, "b", {{us(25), us(45)}, {us(39), us(59)}, {us(59), us(79)}});
+    check_end(latest, us(79));
 }
 
 TEST_CASE("rule 7: a DAG graph launched again waits for every last node of its previous launch", "[engine][rules]") {

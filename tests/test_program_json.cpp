@@ -40,7 +40,8 @@ void check_same_op(const Program& a, const Op& x, const Program& b, const Op& y)
     CHECK(x.stream == y.stream);
     CHECK(x.event == y.event);  // the union: event, buffer or graph
     CHECK(x.duration == y.duration);
-    CHECK(x.bytes == y.bytes);
+    CHECK(x.bytes == y.bytes);  // the union: bytes, or a graph op's exec
+    if (x.kind == OpKind::GraphInstantiate || x.kind == OpKind::GraphLaunch) CHECK(x.exec == y.exec);
     CHECK(a.label(x) == b.label(y));
     CHECK(a.site(x).depth == b.site(y).depth);
     CHECK(a.site(x).shape == b.site(y).shape);
@@ -137,7 +138,7 @@ TEST_CASE("program json: the reader names the file and the JSON path of the prob
 
 TEST_CASE("program json: host queues, flags, thread start and join, graph nodes with dependencies") {
     // No scenario reaches these yet (the frontend follows the engine); the codec carries them.
-    const std::string text = R"({"schema":"hetsim.program","version":3,"scenario":"host sync","source":"host_sync.yaml",
+    const std::string text = R"({"schema":"hetsim.program","version":4,"scenario":"host sync","source":"host_sync.yaml",
       "form":"threads","options":{"sync":"spin","cold_start":false,"max_connections":0},"buffers":[],
       "streams":[{"name":"default","kind":"legacy","priority":0},{"name":"s","kind":"blocking","priority":0}],"events":[],
       "queues":[{"name":"batches","capacity":2}],"flags":[{"name":"ready"}],
@@ -152,7 +153,7 @@ TEST_CASE("program json: host queues, flags, thread start and join, graph nodes 
         {"index":2,"name":"cb","kind":"host_func","thread":0,"stream":1,"duration_ps":2000000,"flag":0},
         {"index":3,"name":"host_wait:ready","kind":"host_wait","thread":0,"flag":0},
         {"index":4,"name":"graph_instantiate:g","kind":"graph_instantiate","thread":0,"graph":0},
-        {"index":5,"name":"graph_launch:g","kind":"graph_launch","thread":0,"stream":1,"graph":0},
+        {"index":5,"name":"graph_launch:g","kind":"graph_launch","thread":0,"stream":1,"graph":0,"exec":0},
         {"index":6,"name":"a","kind":"kernel","thread":0,"stream":1,"graph_node":true,"grid":1,"block":32,"registers":32,
          "shared_memory":0,"duration_ps":1000000},
         {"index":7,"name":"b","kind":"kernel","thread":0,"stream":1,"graph_node":true,"grid":1,"block":32,"registers":32,
@@ -185,8 +186,63 @@ TEST_CASE("program json: host queues, flags, thread start and join, graph nodes 
     for (const OpRecord& r : t.ops) CHECK(r.has_host());
 }
 
+TEST_CASE("program json: each launch carries its executable graph; version 3 files get it by the rule") {
+    // Two threads each instantiate g and launch their own executable. A program may also name
+    // any other executable of the launch's graph (the frontend writes the one its rule gives).
+    const std::string yaml = R"(streams: {s: {count: 3}}
+graphs:
+  g:
+    - kernel: a
+      duration: 10us
+threads:
+  w:
+    count: 2
+    var: k
+    ops:
+      - graph_instantiate: g
+      - graph_launch: g
+        stream: s[k]
+)";
+    Scenario sc = load_scenario_text(yaml, "execs.yaml");
+    const Program& p = sc.program;
+    REQUIRE(p.execs.size() == 2);
+    nlohmann::json j = program_to_json(p, sc.name);
+    CHECK(j["version"] == 4);
+    std::vector<uint64_t> launched;
+    for (const auto& o : j["ops"]) {
+        if (o["kind"] == "graph_launch") launched.push_back(o["exec"].get<uint64_t>());
+        if (o["kind"] == "graph_instantiate") CHECK_FALSE(o.contains("exec"));  // the k-th instantiation makes executable k
+    }
+    CHECK(launched == std::vector<uint64_t>{0, 1});
+    Program back = program_from_json(j, "execs.json");
+    CHECK(back.execs == p.execs);
+    REQUIRE(back.ops.size() == p.ops.size());
+    for (size_t i = 0; i < p.ops.size(); ++i) check_same_op(p, p.ops[i], back, back.ops[i]);
+    CHECK(program_to_json(back, sc.name) == j);
+    // A launch may name the other executable of its graph: it reads back as written.
+    uint32_t second_launch = 0;
+    for (uint32_t i = 0; i < p.ops.size(); ++i)
+        if (p.ops[i].kind == OpKind::GraphLaunch) second_launch = i;
+    j["ops"][second_launch]["exec"] = 0;
+    Program shared = program_from_json(j, "execs.json");
+    CHECK(shared.ops[second_launch].exec == 0);
+    CHECK(program_to_json(shared, sc.name)["ops"][second_launch]["exec"] == 0);
+    // Out of range, or missing in version 4: errors at the op.
+    j["ops"][second_launch]["exec"] = 2;
+    CHECK_THROWS_WITH(program_from_json(j, "execs.json"),
+                      Catch::Contains("].exec of graph_launch 'graph_launch:g': is 2, but the program has 2 executable graphs (one per graph_instantiate op)"));
+    j["ops"][second_launch].erase("exec");
+    CHECK_THROWS_WITH(program_from_json(j, "execs.json"), Catch::Contains("missing key \"exec\""));
+    // Version 3 (no exec): each launch gets the executable of its own thread's instantiation.
+    j["version"] = 3;
+    for (auto& o : j["ops"]) o.erase("exec");
+    Program v3 = program_from_json(j, "execs_v3.json");
+    for (size_t i = 0; i < p.ops.size(); ++i) check_same_op(p, p.ops[i], v3, v3.ops[i]);
+    CHECK(program_to_json(v3, sc.name) == program_to_json(p, sc.name));
+}
+
 TEST_CASE("program json: steady-state iterations (warm-up ops and barriers)") {
-    const std::string text = R"({"schema":"hetsim.program","version":3,"scenario":"steady","source":"steady.yaml","form":"threads",
+    const std::string text = R"({"schema":"hetsim.program","version":4,"scenario":"steady","source":"steady.yaml","form":"threads",
       "options":{"sync":"spin","cold_start":false,"max_connections":0},"warmup":1,"buffers":[],
       "streams":[{"name":"default","kind":"legacy","priority":0}],"events":[],"queues":[],"flags":[],"graphs":[],
       "threads":[{"name":"main","ops":[0,1,2]},{"name":"io","ops":[3,4,5]}],"gpu_tasks":[],"ops":[

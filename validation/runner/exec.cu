@@ -270,9 +270,7 @@ private:
     std::vector<std::vector<Launch>> node_launch;                   // per graph, per node (kernels)
     std::vector<std::vector<int>> node_rank;                        // per graph, per node: rank among nodes with CUPTI records
     std::vector<cudaGraph_t> graphs;
-    std::mutex graph_mu;
-    std::vector<std::vector<cudaGraphExec_t>> execs;                // per graph: instantiated in this run
-    std::unique_ptr<std::atomic<cudaGraphExec_t>[]> cur_exec;       // per graph: latest instance
+    std::unique_ptr<std::atomic<cudaGraphExec_t>[]> execs;          // per executable graph (Program::execs): made in this run, or null
     std::unique_ptr<std::atomic<uint32_t>[]> launch_count;          // per graph: launches in this run
     std::vector<uint32_t> launch_seq;                               // per graph_launch op: its number in this run
     ScratchPtrs gscr;                                               // graph nodes' copy scratch
@@ -724,15 +722,14 @@ void Executor::capture_graphs() {
     }
     const size_t ng = P.graphs.size();
     graphs.assign(ng, nullptr);
-    execs.assign(ng, {});
-    cur_exec.reset(new std::atomic<cudaGraphExec_t>[std::max<size_t>(ng, 1)]);
+    execs.reset(new std::atomic<cudaGraphExec_t>[std::max<size_t>(P.execs.size(), 1)]);
+    for (size_t e = 0; e < P.execs.size(); ++e) execs[e].store(nullptr);
     launch_count.reset(new std::atomic<uint32_t>[std::max<size_t>(ng, 1)]);
     launch_seq.assign(P.ops.size(), 0);
     node_stamps.clear();
     node_stamps.resize(ng);
     node_rank.assign(ng, {});
     for (size_t g = 0; g < ng; ++g) {
-        cur_exec[g].store(nullptr);
         launch_count[g].store(0);
         const Graph& G = P.graphs[g];
         int rank = 0;
@@ -1125,15 +1122,16 @@ void Executor::issue(uint32_t i, cudaStream_t s, const CopyArgs& c) {
         case OpKind::GraphInstantiate: {
             cudaGraphExec_t e = nullptr;
             CK(cudaGraphInstantiate(&e, graphs[o.graph], 0));
-            std::lock_guard<std::mutex> lock(graph_mu);
-            execs[o.graph].push_back(e);
-            cur_exec[o.graph].store(e);
+            execs[o.exec].store(e);  // executable o.exec: this op's own (each op runs once a run)
             break;
         }
         case OpKind::GraphLaunch: {
-            cudaGraphExec_t e = cur_exec[o.graph].load();
+            // The executable the program names (the frontend's rule: the launching thread's latest
+            // graph_instantiate, else the one on another thread), not whichever was made last.
+            cudaGraphExec_t e = execs[o.exec].load();
             if (!e)
-                runtime_fail(("graph '" + P.graphs[o.graph].name + "' is launched before any graph_instantiate of it in this run").c_str(), __FILE__, __LINE__);
+                runtime_fail(("graph '" + P.graphs[o.graph].name + "' is launched (executable " + std::to_string(o.exec) + ") before its graph_instantiate '" +
+                              P.op_name(P.execs[o.exec]) + "' ran in this run").c_str(), __FILE__, __LINE__);
             launch_seq[i] = launch_count[o.graph].fetch_add(1);
             CK(cudaGraphLaunch(e, s));
             break;
@@ -1511,12 +1509,9 @@ void Executor::reset() {
     }
     free_leftovers();
     // Graph instances of this run; host-function stamps.
-    for (size_t g = 0; g < execs.size(); ++g) {
-        for (cudaGraphExec_t e : execs[g]) CK(cudaGraphExecDestroy(e));
-        execs[g].clear();
-        cur_exec[g].store(nullptr);
-        launch_count[g].store(0);
-    }
+    for (size_t e = 0; e < P.execs.size(); ++e)
+        if (cudaGraphExec_t x = execs[e].exchange(nullptr)) CK(cudaGraphExecDestroy(x));
+    for (size_t g = 0; g < P.graphs.size(); ++g) launch_count[g].store(0);
     for (size_t q = 0; q < P.queues.size(); ++q) queues_rt[q].items = 0;  // what a run left in its queues
     for (size_t f = 0; f < P.flags.size(); ++f) flags_rt[f].sets = 0;
     for (auto& st : op_stamps)
