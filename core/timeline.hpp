@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/large_alloc.hpp"
 #include "core/time.hpp"
 
 namespace hetsim {
@@ -70,7 +71,7 @@ struct OpRecord {
 static_assert(sizeof(OpRecord) == 56, "OpRecord: 5 times, 2 causes, the engine in the second cause's padding");
 
 struct Timeline {
-    std::vector<OpRecord> ops;          // parallel to Program::ops
+    std::vector<OpRecord, LargeAlloc<OpRecord>> ops;  // parallel to Program::ops (huge pages when large)
     Time end_to_end;                    // latest end of any phase (time zero = start)
     // Steady state (Program::warmup > 0): when the measured iteration began, the release of the
     // last barrier between iterations; its ops are those without Op::warmup. Zero otherwise.

@@ -854,12 +854,12 @@ private:
     std::vector<Arrival> barrier_;  // threads waiting at the current barrier
     Time barrier_last_;
     uint32_t barriers_passed_ = 0;
-    std::vector<uint32_t> pending_, host_pending_;
+    std::vector<uint32_t, LargeAlloc<uint32_t>> pending_, host_pending_;
     std::vector<Time> host_ready_;  // tasks form: when each host op's `after` dependencies let it start
     // Until an op's GPU phase is dispatched, its record's gpu_cause says what released it last;
     // tasks-form host ops keep theirs here.
     std::vector<Cause> host_ready_cause_;
-    std::vector<int32_t> succ_;
+    std::vector<int32_t, LargeAlloc<int32_t>> succ_;
     std::vector<Edge> edges_;
     int64_t gpu_open_ = 0;  // GPU phases submitted and not finished
     Time latest_end_;       // the latest end of any phase so far: the run's end-to-end time
