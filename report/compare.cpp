@@ -109,6 +109,7 @@ json op_error_json(const Program& p, const OpError& e) {
     j["simulated_end_ns"] = ns_value(e.sim_end);
     j["start_error_ns"] = ns_value(e.start_error);
     j["end_error_ns"] = ns_value(e.end_error);
+    j["duration_error_ns"] = ns_value(e.duration_error);
     return j;
 }
 
@@ -301,15 +302,21 @@ Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeli
         }
         e.start_error = e.sim_start - e.meas_start;
         e.end_error = e.sim_end - e.meas_end;
+        e.duration_error = (e.sim_end - e.sim_start) - (e.meas_end - e.meas_start);
         c.ops.push_back(std::move(e));
     }
     std::vector<uint32_t> order;
     for (uint32_t i = 0; i < c.ops.size(); ++i)
         if (c.ops[i].compared) order.push_back(i);
+    std::vector<uint32_t> by_duration = order;
     auto mag = [&](uint32_t i) { return std::abs(c.ops[i].end_error.ps()); };
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return mag(a) > mag(b); });
     if (order.size() > top) order.resize(top);
     c.largest = std::move(order);
+    auto dmag = [&](uint32_t i) { return std::abs(c.ops[i].duration_error.ps()); };
+    std::stable_sort(by_duration.begin(), by_duration.end(), [&](uint32_t a, uint32_t b) { return dmag(a) > dmag(b); });
+    if (by_duration.size() > top) by_duration.resize(top);
+    c.largest_duration = std::move(by_duration);
     return c;
 }
 
@@ -325,11 +332,13 @@ json comparison_to_json(const Program& p, const Comparison& c, const std::string
                        {"error_ns", ns_value(c.error)},
                        {"error_pct", c.error_pct}};
     j["metrics"] = {{"simulated", metrics_json(c.sim.metrics)}, {"measured", metrics_json(c.meas.metrics)}};
-    json ops = json::array(), largest = json::array();
+    json ops = json::array(), largest = json::array(), largest_duration = json::array();
     for (const OpError& e : c.ops) ops.push_back(op_error_json(p, e));
     for (uint32_t i : c.largest) largest.push_back(op_error_json(p, c.ops[i]));
     j["ops"] = std::move(ops);
     j["largest"] = std::move(largest);
+    for (uint32_t i : c.largest_duration) largest_duration.push_back(op_error_json(p, c.ops[i]));
+    j["largest_duration"] = std::move(largest_duration);
     j["notes"] = json::array({kSyncNote});
     return j;
 }
@@ -391,6 +400,22 @@ void write_comparison_text(std::ostream& os, const Program& p, const Comparison&
                      format_time(e.sim_end), signed_time(e.start_error), signed_time(e.end_error)});
     }
     write_table(os, t, 5);
+
+    // An end error is mostly the delay an op inherited from those before it; the op's own length
+    // says where the model's cost of one op is off.
+    os << "\nlargest per-op duration errors (the op's own phase length, simulated - measured): "
+       << c.largest_duration.size() << " of " << compared << " compared ops\n";
+    std::vector<std::vector<std::string>> d = {{"op", "name", "kind", "phase", "lane", "meas length", "sim length",
+                                                "length error", "error %"}};
+    for (uint32_t i : c.largest_duration) {
+        const OpError& e = c.ops[i];
+        const Time meas = e.meas_end - e.meas_start;
+        d.push_back({std::to_string(e.op), p.op_name(e.op), to_string(p.ops[e.op].kind), phase_name(e.phase), e.lane,
+                     format_time(meas), format_time(e.sim_end - e.sim_start), signed_time(e.duration_error),
+                     meas > Time{} ? fixed(100.0 * static_cast<double>(e.duration_error.ps()) / static_cast<double>(meas.ps()), "%+.1f%%")
+                                   : std::string("-")});
+    }
+    write_table(os, d, 5);
 }
 
 }  // namespace hetsim::report

@@ -54,6 +54,8 @@ struct OpError {
     std::string lane;                 // stream lane (GPU phase) or host lane
     Time sim_start, sim_end, meas_start, meas_end;
     Time start_error, end_error;      // simulated - measured
+    Time duration_error;              // (sim_end - sim_start) - (meas_end - meas_start): the op's own
+                                      // length, apart from the delay it inherited from ops before it
 };
 
 struct Comparison {
@@ -66,6 +68,7 @@ struct Comparison {
     Analysis sim, meas;
     std::vector<OpError> ops;      // one per op, in op order
     std::vector<uint32_t> largest; // indices into ops: compared ops by |end error| (desc), ties by op index
+    std::vector<uint32_t> largest_duration; // the same by |duration error| (desc), ties by op index
 };
 
 // With `uninstrumented` runs, the end-to-end error is against their median (as `hetsim
@@ -78,11 +81,12 @@ std::string measured_basis(const Comparison& c);
 
 // {scenario, measured_file, end_to_end: {simulated_ns, measured_ns, error_ns, error_pct,
 //  measured_basis ("uninstrumented_median" or "instrumented"), measured_runs, instrumented_ns},
-//  metrics: {simulated: {...}, measured: {...}}, ops: [...], largest: [...], notes: [...]}.
+//  metrics: {simulated: {...}, measured: {...}}, ops: [...], largest: [...], largest_duration: [...], notes: [...]}.
 nlohmann::json comparison_to_json(const Program& p, const Comparison& c, const std::string& scenario,
                                   const std::string& measured_file);
 
-// The readable report: end to end, metrics side by side, the largest per-op errors.
+// The readable report: end to end, metrics side by side, the largest per-op errors (of the end,
+// then of the op's own length).
 void write_comparison_text(std::ostream& os, const Program& p, const Comparison& c, const std::string& scenario,
                            const std::string& measured_file);
 

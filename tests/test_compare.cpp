@@ -202,6 +202,38 @@ TEST_CASE("compare: per-op and end-to-end errors of a perturbed measurement") {
     CHECK(j["metrics"]["measured"].contains("gpu_active_union_ns"));
 }
 
+TEST_CASE("compare: duration errors tell an op's own length from the delay it inherited") {
+    Fixture f;
+    const Program& p = f.sc.program;
+    // The shifted op is 10 us late at both ends: its end error is -10 us, its length error 0.
+    // Then the last op's measured phase is made 7 us longer at its end only: length error -7 us.
+    json doc = measured_doc(p, f.sim, f.shifted, 100);
+    const uint32_t last = static_cast<uint32_t>(p.ops.size() - 1);
+    json& o = doc["ops"][last];
+    const char* end_key = f.sim.ops[last].has_gpu() ? "gpu_end_ns" : "host_end_ns";
+    o[end_key] = o[end_key].get<double>() + 7000.0;
+    doc["end_to_end_ns"] = doc["end_to_end_ns"].get<double>() + 7000.0;
+    Comparison c = compare_timelines(p, f.sim, measured_timeline_from_json(doc, p, "m.json"), 2);
+    CHECK(c.ops[f.shifted].end_error == Time::us(-10));
+    CHECK(c.ops[f.shifted].duration_error == Time{});
+    CHECK(c.ops[last].end_error == Time::us(-7));
+    CHECK(c.ops[last].duration_error == Time::us(-7));
+    REQUIRE(c.largest.size() == 2);
+    CHECK(c.largest[0] == f.shifted);
+    CHECK(c.largest[1] == last);
+    REQUIRE(c.largest_duration.size() == 2);
+    CHECK(c.largest_duration[0] == last);
+    CHECK(c.largest_duration[1] == 0u);  // the others are 0: the first in op order
+    json j = comparison_to_json(p, c, "s.yaml", "m.json");
+    CHECK(j["largest_duration"][0]["duration_error_ns"] == -7000);
+    CHECK(j["largest"][0]["duration_error_ns"] == 0);
+    std::ostringstream text;
+    write_comparison_text(text, p, c, "s.yaml", "m.json");
+    const std::string s = text.str();
+    REQUIRE(s.find("largest per-op duration errors") != std::string::npos);
+    CHECK(s.find(format_time(Time::us(-7)), s.find("largest per-op duration errors")) != std::string::npos);
+}
+
 TEST_CASE("compare: identical timelines and ops without a common phase") {
     Fixture f;
     const Program& p = f.sc.program;
