@@ -17,6 +17,7 @@
 #include "frontend/yaml_util.hpp"
 #include "models/profile.hpp"
 #include "calibrate/fit.hpp"
+#include "calibrate/fit_um.hpp"
 #include "report/json_input.hpp"
 #include "core/error.hpp"
 
@@ -1756,6 +1757,36 @@ void fit_um(const Pool& pool, Builder& b) {
     }
 }
 
+// ---- um.cpu_fault_beside_copies (um_beside_faults; the fit is calibrate/fit_um.cpp) ------------
+
+void fit_um_beside(const Pool& pool, Builder& b) {
+    std::vector<J> ub = pool.maybe("um_beside_faults");
+    std::vector<HostPassSample> smp;
+    for (size_t f = 0; f < ub.size(); ++f) {
+        if (!ub[f].has("host_pass")) continue;
+        J hp = ub[f]["host_pass"];
+        for (size_t i = 0; i < hp.size(); ++i) {
+            J p = hp.at(i);
+            const bool beside = p["variant"].str() == "beside_copies";
+            const uint64_t bytes = static_cast<uint64_t>(p["bytes"].integer());
+            J reps = p["reps"];
+            for (size_t r = 0; r < reps.size(); ++r) {
+                J x = reps.at(r);
+                smp.push_back({f, bytes, x["host_fault_us"].num(), beside ? x["copies_us"].num() : 0.0});
+            }
+        }
+    }
+    if (smp.empty()) return;
+    const BesideCopiesFit fit =
+        pool.guard("um_beside_faults um.cpu_fault_beside_copies", [&] { return fit_cpu_fault_beside_copies(smp); });
+    b.add("um.cpu_fault_beside_copies", fmtg(fit.fraction, 3),
+          "um_beside_faults host read passes (one byte per 4 KiB page) of 8-64 MiB of device-resident managed memory "
+          "beside 16 MiB pinned copies both ways in another stream, against the same passes alone: the part of its rate "
+          "the migration keeps while the copies run",
+          "median of per-pass (copies + alone - beside) / copies; residual: the model's pass time beside the copies",
+          us_text(fit.rms_us), fit.n);
+}
+
 void run_fits(const Pool& pool, Builder& b) {
     fit_device(pool, b);
     fit_gaps(pool, b);  // first: the fixed costs subtract gpu.stream_gap
@@ -1770,6 +1801,7 @@ void run_fits(const Pool& pool, Builder& b) {
     fit_duplex(pool, b);
     fit_rules_sections(pool, b);
     fit_issue14_sections(pool, b);
+    fit_um_beside(pool, b);
 }
 
 std::string one_line(std::string s) {

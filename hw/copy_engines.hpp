@@ -32,6 +32,9 @@ public:
     void submit(uint32_t op);
     // A completion event this unit asked for.
     void on_event(uint32_t dir, uint32_t version);
+    // Whether an engine runs a copy or prefetch now (rule 8: host CPU-fault migration slows
+    // meanwhile). With rules.copy_fifo off the engines keep no state: never busy.
+    bool busy() const { return running_[0].op >= 0 || running_[1].op >= 0; }
 
 private:
     struct Running {  // the copy on one engine; its speed changes while the other direction runs

@@ -257,6 +257,10 @@ const std::vector<ParamDecl>& param_decls() {
         real("um.prefetch_host_block", &P::um_prefetch_host_block,
              "part (0..1) of its transfer a prefetch to the device holds the calling host thread", closed(0, 1),
              "0: the call returns after its call cost", "0"),
+        real("um.cpu_fault_beside_copies", &P::um_cpu_fault_beside_copies,
+             "part (0..1) of um.cpu_fault_bandwidth at which host work migrates device-resident managed memory back "
+             "while a copy engine runs a copy", closed(0.001, 1),
+             "1: no slow-down; 0 would stop the migration while copies run", "1"),
         t("host.queue_put_cost", &P::queue_put_cost, true, "host time of a put into a host queue with room"),
         t("host.queue_get_cost", &P::queue_get_cost, true, "host time of a get from a host queue holding an item"),
         t("host.queue_wakeup", &P::queue_wakeup, true,

@@ -84,6 +84,7 @@ struct HwProfile {
     uint64_t malloc_host_bw = 0, free_host_bw = 0, host_register_bw = 0;
     uint64_t um_block = 2 << 20;      // managed-memory tracking granularity
     double um_prefetch_host_block = 0;  // a prefetch to the device holds the host for this part of its transfer
+    double um_cpu_fault_beside_copies = 1;  // CPU-fault migration runs at this part of its rate while a copy engine is busy
 
     struct Rules {
         bool copy_efficiency = true, duplex = true, copy_fifo = true, pageable_staging = true, staging_pool = true,

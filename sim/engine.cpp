@@ -5,6 +5,7 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "hw/copy_engines.hpp"
@@ -28,7 +29,7 @@ namespace {
 
 // Event types. At equal times completions run first, then GPU work becoming ready, then host
 // steps; within a priority, in the order the events were scheduled.
-enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kCopyDone, kGpuReady, kHostStep, kLockGrant };
+enum EvType : uint32_t { kGpuDone, kBatchDone, kHostDone, kCopyDone, kGpuReady, kHostStep, kLockGrant, kHostFaults };
 constexpr uint32_t prio(EvType t) { return t <= kCopyDone ? 0 : t == kGpuReady || t == kLockGrant ? 1 : 2; }
 
 // The event queue's unit slots: 0 and 1 the copy engines (by direction), then the first kernel
@@ -60,6 +61,14 @@ struct ThreadState {
     bool presynced = false;     // the current call's stream sync is done
     Time ended;                 // when its last op's host phase ends (once it has run it)
     bool at_barrier = false;    // the current sync is a barrier's: the thread then waits for the others
+    // Rule 8: the current host work's CPU-fault migration, at the full rate, or at
+    // um.cpu_fault_beside_copies of it while a copy engine is busy; the work's own duration follows.
+    bool faulting = false;
+    uint32_t fault_version = 0;
+    double fault_slow = 1;  // time factor now: 1, or 1 / um.cpu_fault_beside_copies
+    Time fault_left;        // migration time left at the full rate
+    Time fault_last;        // when fault_left was brought up to date
+    Time fault_then;        // the work's own duration, after the migration
 };
 
 // A timeline with a record per op: the units keep a pointer to them from the start.
@@ -130,7 +139,9 @@ public:
             else if (type == kBatchDone) sms_.on_event(e.a, e.b);
             else if (type == kGpuDone) finished(e.a);
             else if (type == kLockGrant) copies_.submit(e.a);  // a pageable download got the staging lock
+            else if (type == kHostFaults) cpu_faults_done(e.a, e.b);
             else release_successors(e.a, now_);  // kHostDone
+            if (faulting_ > 0) rescale_cpu_faults();
             sms_.after_event();
         }
         if (!all_finished()) check_finished();
@@ -145,6 +156,7 @@ public:
         int64_t op = -1;
         switch (e.type()) {
             case kGpuDone: case kGpuReady: case kHostDone: case kLockGrant: op = e.a; break;
+            case kHostFaults: op = pg_.threads[e.a].ops[threads_[e.a].pc]; break;
             case kHostStep: {
                 const auto& ops = pg_.threads[e.a].ops;
                 const uint32_t pc = threads_[e.a].pc;
@@ -226,7 +238,11 @@ private:
             return;
         }
         switch (op.kind) {
-            case OpKind::HostWork: return finish_host(t, i, call + op.duration + cpu_faults(op));
+            case OpKind::HostWork: {
+                const Time faults = cpu_faults(op);
+                if (faults > Time{} && hw_.um_cpu_fault_beside_copies < 1) return start_cpu_faults(t, faults, op.duration);
+                return finish_host(t, i, call + op.duration + faults);
+            }
             case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + host_.module_load(pg_.site(op).label));
             case OpKind::EventRecord: return async_call(t, i, hw_.event_record_cost);
             case OpKind::StreamWaitEvent: return async_call(t, i, hw_.stream_wait_event_cost);
@@ -344,6 +360,47 @@ private:
             else extra += cpu_fault_time(hw_, um_.migrate(b, false));
         }
         return extra;
+    }
+
+    // Rule 8, CPU faults beside copies: host work whose pages migrate back runs its migration
+    // first (`left` at the full rate), at um.cpu_fault_beside_copies of the rate while a copy
+    // engine is busy, then its own duration `then`. Each change of the engines' state rescales
+    // the migration (rescale_cpu_faults, after every event while one runs), as a copy's duplex
+    // factor is rescaled (hw/copy_engines.hpp); a superseded completion event is ignored.
+    [[gnu::noinline]] void start_cpu_faults(uint32_t t, Time left, Time then) {
+        ThreadState& th = threads_[t];
+        th.faulting = true;
+        ++faulting_;
+        th.fault_left = left;
+        th.fault_last = now_;
+        th.fault_then = then;
+        th.fault_slow = cpu_fault_slow();
+        schedule_cpu_faults(t);
+    }
+    double cpu_fault_slow() const { return copies_.busy() ? 1.0 / hw_.um_cpu_fault_beside_copies : 1.0; }
+    void schedule_cpu_faults(uint32_t t) {
+        ThreadState& th = threads_[t];
+        const Time left = th.fault_slow == 1 ? th.fault_left : Time::ps_of(std::ceil(static_cast<double>(th.fault_left.ps()) * th.fault_slow));
+        q_.push(now_ + left, prio(kHostFaults), kHostFaults, t, ++th.fault_version);
+    }
+    [[gnu::noinline]] void rescale_cpu_faults() {
+        const double slow = cpu_fault_slow();
+        for (uint32_t t = 0; t < threads_.size(); ++t) {
+            ThreadState& th = threads_[t];
+            if (!th.faulting || th.fault_slow == slow) continue;
+            const Time done = Time::ps_of(static_cast<double>((now_ - th.fault_last).ps()) / th.fault_slow);
+            th.fault_left = th.fault_left > done ? th.fault_left - done : Time{};
+            th.fault_last = now_;
+            th.fault_slow = slow;
+            schedule_cpu_faults(t);
+        }
+    }
+    [[gnu::noinline]] void cpu_faults_done(uint32_t t, uint32_t version) {
+        ThreadState& th = threads_[t];
+        if (!th.faulting || th.fault_version != version) return;  // superseded by a rescale
+        th.faulting = false;
+        --faulting_;
+        finish_host(t, pg_.threads[t].ops[th.pc], now_ + th.fault_then);
     }
 
     [[gnu::flatten]] void async_call(uint32_t t, uint32_t i, Time base) {
@@ -869,6 +926,7 @@ private:
     const int64_t last_quiet_ps_ = std::min(opts_.time_limit.ps(), Time::max().ps() - 1);
     std::vector<int32_t> targets_;  // scratch: the ops a sync waits for
     std::vector<ThreadState> threads_;
+    uint32_t faulting_ = 0;  // threads whose host work migrates managed memory back (start_cpu_faults)
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "frontend/profile_loader.hpp"
 #include "calibrate/calibration.hpp"
 #include "calibrate/fit.hpp"
+#include "calibrate/fit_um.hpp"
 #include "core/error.hpp"
 
 using namespace hetsim_test;
@@ -770,4 +771,38 @@ TEST_CASE("calibrate: graph.node_gap pools graph_node_grids; graph.node_gap_ramp
         }
     }
     CHECK(value_of(hetsim::calib::calibrate({f}), "graph.node_gap_ramp") == 0);
+}
+
+TEST_CASE("calibrate: the CPU-fault rate beside copies from um_beside_faults") {
+    using hetsim::calib::HostPassSample;
+    // By hand: alone, 8 MiB passes of 1000, 1200 and 1100 us (median 1100); beside 5000 us of
+    // copies a pass of 5500 us made 1100 - 500 = 600 us of progress during them (f = 0.12), one
+    // of 5400 us 700 (0.14), one of 5600 us 500 (0.10); a 64 MiB pass alone 3000 us, beside 2000
+    // us of copies 4000 us: 1000 us of progress (0.5). The median of 0.10, 0.12, 0.14, 0.5: 0.13.
+    std::vector<HostPassSample> s = {{0, 8, 1000, 0},    {0, 8, 1200, 0},    {0, 8, 1100, 0},    {0, 8, 5500, 5000},
+                                     {0, 8, 5400, 5000}, {0, 8, 5600, 5000}, {0, 64, 3000, 0},   {0, 64, 4000, 2000}};
+    hetsim::calib::BesideCopiesFit f = hetsim::calib::fit_cpu_fault_beside_copies(s);
+    CHECK(f.fraction == Approx(0.13));
+    CHECK(f.n == 4);
+    // The model's pass at f = 0.13: 5000 + 1100 - 650 = 5450 us (residuals 50, -50, 150), and
+    // 2000 + 3000 - 260 = 4740 us (740).
+    CHECK(hetsim::calib::pass_beside_copies_us(1100, 5000, 0.13) == Approx(5450));
+    CHECK(f.rms_us == Approx(std::sqrt((50.0 * 50 + 50 * 50 + 150 * 150 + 740 * 740) / 4)));
+    // A pass that ends before the copies ran at f throughout: 100 us alone, 1000 us beside.
+    CHECK(hetsim::calib::fit_cpu_fault_beside_copies({{1, 8, 100, 0}, {1, 8, 1000, 2000}}).fraction == Approx(0.1));
+    CHECK(hetsim::calib::pass_beside_copies_us(100, 2000, 0.1) == Approx(1000));
+    // Passes alone are matched by file and size: none of this size in that file, no fit.
+    CHECK_THROWS_AS(hetsim::calib::fit_cpu_fault_beside_copies({{0, 8, 1000, 0}, {1, 8, 5500, 5000}}), hetsim::fit::FitError);
+
+    // The committed machine starts with the section (2026-12-02a and b): 24 passes beside copies,
+    // median 0.121 as the shipped profile has it; a start without it keeps the base entry.
+    std::vector<hetsim::calib::MicrobenchFile> files;
+    for (const char* p : {"validation/measurements/h200/2026-12-02a/microbench.json", "validation/measurements/h200/2026-12-02b/microbench.json"})
+        files.push_back(hetsim::calib::load_microbench((kSource / p).string()));
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate(files);
+    CHECK(value_of(c, "um.cpu_fault_beside_copies") == Approx(0.121));
+    CHECK(c.find("um.cpu_fault_beside_copies")->samples == 24);
+    CHECK(c.find("um.cpu_fault_beside_copies")->source.rfind("fit: um_beside_faults", 0) == 0);
+    CHECK(hetsim::load_profile("h200", {"test"}).um_cpu_fault_beside_copies == 0.121);
+    CHECK(hetsim::calib::calibrate({committed()}).find("um.cpu_fault_beside_copies") == nullptr);
 }

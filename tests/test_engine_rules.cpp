@@ -1176,6 +1176,58 @@ threads:
     CHECK(show(staged(off, "a2")) == show(us(500)));
 }
 
+TEST_CASE("rule 8: host work migrates managed memory back slower while a copy engine is busy", "[engine][rules]") {
+    const std::string base = R"(  rules.copy_efficiency: off
+  copy.h2d.bandwidth: 1GB/s
+  um.cpu_fault_bandwidth: 1GB/s
+)";
+    const std::string hw = base + "  um.cpu_fault_beside_copies: 0.25\n";
+    const std::string body = R"(buffers:
+  m: {kind: managed, size: 1MB, resident: device}
+streams: [s]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 500KB
+      stream: s
+    - host: pass
+      duration: 100us
+      uses: [m]
+)";
+    // The 1 MB migration (1000 us alone) starts with the copy at 0 and runs at a quarter of its
+    // rate while the copy runs (0-500 us: 125 us of it done), the remaining 875 us at the full
+    // rate (to 1375 us), then the pass's own 100 us. The copy itself is not slowed.
+    Sim s = run_with(hw, body);
+    check_gpu(s, "up", Time{}, us(500));
+    check_host(s, "pass", Time{}, us(1475));
+    // A copy that starts during the migration (another thread, at 300 us) slows it from then on:
+    // 300 us done at the full rate, 400 KB copied 300-700 us (100 us more), the other 600 us
+    // at the full rate to 1300 us, then 100 us.
+    Sim later = run_with(hw, R"(buffers:
+  m: {kind: managed, size: 1MB, resident: device}
+streams: [s]
+threads:
+  main:
+    - host: pass
+      duration: 100us
+      uses: [m]
+  other:
+    - host: wait
+      duration: 300us
+    - memcpy_async: up
+      direction: h2d
+      bytes: 400KB
+      stream: s
+)");
+    check_gpu(later, "up", us(300), us(700));
+    check_host(later, "pass", Time{}, us(1400));
+    // 1 switches it off: 1000 us of migration, then 100 us.
+    check_host(run_with(base + "  um.cpu_fault_beside_copies: 1\n", body), "pass", Time{}, us(1100));
+    // Nothing to migrate (no migration rule): the pass's own 100 us only.
+    check_host(run_with(hw + "  rules.um_migration: off\n", body), "pass", Time{}, us(100));
+}
+
 TEST_CASE("rule 8: a prefetch to the device holds the host for part of its transfer", "[engine][rules]") {
     const std::string hw = R"(  um.prefetch_h2d_bandwidth: 1GB/s
   um.prefetch_host_block: 0.5
