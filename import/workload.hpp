@@ -67,7 +67,7 @@ struct WThread {
 };
 
 // The default profiler overhead per boundary (docs/import.md, "Profiler overhead").
-constexpr int64_t kSpanOverheadNs = 1200, kCallOverheadNs = 1200;  // validation/pytorch/fit_import.py on 2026-12-01a
+constexpr int64_t kSpanOverheadNs = 600, kCallOverheadNs = 600;  // validation/pytorch/fit_import.py on 2026-12-02a (1200 on 2026-12-01a)
 // loader_workers: the main thread's cost of receiving a batch from a DataLoader worker process
 // (docs/import.md, "Worker hand-off"): per KiB of the batch when the batch comes from the
 // worker itself (pin_memory off: unpickling its shared-memory tensors), and once per batch when
