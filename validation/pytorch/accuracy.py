@@ -27,7 +27,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-DEFAULT_RUN = os.path.join("validation", "measurements", "h200", "pytorch", "2026-12-01b")  # held out: the import's constants are fitted on 12-01a
+DEFAULT_RUN = os.path.join("validation", "measurements", "h200", "pytorch", "2026-12-02b")  # held out: the import's constants are fitted on 12-02a and 12-01a
 
 # (what-if, from configuration, knob settings, to configuration)
 PAIRS = []
@@ -163,17 +163,20 @@ def stability_lines(run_dir, configs, meta, repeat_dir):
     return out
 
 
-def phase_lines(configs, meta):
+def phase_lines(configs, meta, replay):
     """The phase stamps (workloads.py PHASES): each phase's host time unprofiled (median over the
-    timed blocks) and under the profiler (the traced steps), with the host probes' ratio."""
+    timed blocks) and under the profiler (the traced steps), with the host probes' ratio and the
+    configuration's replay error beside them."""
     rows = [c for c in configs if meta[c].get("unprofiled", {}).get("phase_ns")
             and meta[c].get("profiled", {}).get("phase_ns")]
     if not rows:
         return []
     out = ["", "Phase stamps (host time of each phase a step, ms: unprofiled timed blocks / profiled traced steps = "
            "ratio; the host probe before the traced steps / the blocks' median probe):", ""]
-    out.append("| configuration | probe ratio | phases unprofiled / profiled ms (ratio) | sum unprofiled / profiled ms (ratio) |")
-    out.append("|---|---|---|---|")
+    out.append("| configuration | probe ratio | phases unprofiled / profiled ms (ratio) | sum unprofiled / profiled ms (ratio) "
+               "| replay error | loader shift | error less the shift |")
+    out.append("|---|---|---|---|---|---|---|")
+    shifted = []
     for c in rows:
         u, p = meta[c]["unprofiled"]["phase_ns"], meta[c]["profiled"]["phase_ns"]
         bp = meta[c]["unprofiled"].get("host_probe_ns")
@@ -185,8 +188,27 @@ def phase_lines(configs, meta):
             cells.append("%s %.2f / %.2f (%.2f)" % (k, u[k] / 1e6, p[k] / 1e6, p[k] / u[k] if u[k] else float("nan")))
         su = sum(v for v in u.values() if v)
         sp = sum(v for v in p.values() if v)
-        out.append("| %s | %s | %s | %.2f / %.2f (%.2f) |" % (
-            c, "%.2f" % (tp / statistics.median(bp)) if bp and tp else "", ", ".join(cells), su / 1e6, sp / 1e6, sp / su))
+        e = replay.get(c, {}).get("error_pct")
+        # A single-process DataLoader's numpy work carries no profiler events: its traced length
+        # differs from the blocks' only by the host's speed at that moment. Its shift, as a share of
+        # the measured step, is how much of the replay error that is.
+        shift = None
+        if meta[c].get("flags", {}).get("num_workers") == 0 and u.get("loader_next") and p.get("loader_next"):
+            shift = 100.0 * (p["loader_next"] - u["loader_next"]) / meta[c]["unprofiled"]["median_step_ns"]
+            if e is not None:
+                shifted.append((e, e - shift))
+        out.append("| %s | %s | %s | %.2f / %.2f (%.2f) | %s | %s | %s |" % (
+            c, "%.2f" % (tp / statistics.median(bp)) if bp and tp else "", ", ".join(cells), su / 1e6, sp / 1e6, sp / su,
+            "%+.1f%%" % e if e is not None else "", "%+.1f%%" % shift if shift is not None else "",
+            "%+.1f%%" % (e - shift) if shift is not None and e is not None else ""))
+    if shifted:
+        out.append("")
+        out.append("Loader shift: (profiled - unprofiled `loader_next`) / measured step, for num_workers 0 (the DataLoader's "
+                   "numpy work in the main thread, which the profiler records nothing inside: the host's speed at the "
+                   "traced steps against the blocks'). Replay |error| of those %d configurations: median %.1f%%; less the "
+                   "shift: median %.1f%%, max %.1f%%."
+                   % (len(shifted), statistics.median(abs(x) for x, _ in shifted),
+                      statistics.median(abs(y) for _, y in shifted), max(abs(y) for _, y in shifted)))
     return out
 
 
@@ -351,7 +373,7 @@ def main():
     if not a.measured_from:
         rdir = a.repeat or (os.path.join(run_dir, "repeat") if os.path.isdir(os.path.join(ROOT, run_dir, "repeat")) else "")
         lines += stability_lines(run_dir, configs, meta, rdir)
-        lines += phase_lines(configs, meta)
+        lines += phase_lines(configs, meta, data["replay"])
     for p in problems:
         lines.append("")
         lines.append("Problem: " + p)
