@@ -23,7 +23,7 @@ const char* kImportUsage = "usage: hetsim import TRACE.json[.gz] [-o workload.ya
 }
 
 int import_main(const std::vector<std::string>& args) {
-    std::string trace, out, hardware, span_ovh, call_ovh, max_memory;
+    std::string trace, out, hardware, span_ovh, call_ovh, kernel_exc, max_memory;
     int64_t legacy = 7;
     po::options_description d("import options");
     d.add_options()("help,h", "show this help")
@@ -32,6 +32,7 @@ int import_main(const std::vector<std::string>& args) {
         ("legacy-stream", po::value(&legacy)->default_value(legacy), "the trace's stream id of the legacy default stream")
         ("span-overhead", po::value(&span_ovh), "the profiler's cost per start or end of a recorded cpu_op / user_annotation span, taken out of the host work (default: the measured one, docs/import.md; 0: none)")
         ("call-overhead", po::value(&call_ovh), "the profiler's cost per start or end of a CUDA call, taken out of the host work (default: the measured one; 0: none)")
+        ("kernel-excess", po::value(&kernel_exc), "how much longer CUPTI's kernel record is than the kernel's blocks, taken off each kernel's traced duration (default: the measured one, docs/import.md; 0: none)")
         ("max-memory", po::value(&max_memory), "cap on the memory reading the trace may take, e.g. 8GiB (default: 3/4 of this machine's memory; 0: none)");
     po::options_description all;
     all.add(d).add_options()("trace", po::value(&trace));
@@ -74,6 +75,7 @@ int import_main(const std::vector<std::string>& args) {
     };
     if (!span_ovh.empty()) io.span_overhead = overhead(span_ovh, "--span-overhead");
     if (!call_ovh.empty()) io.call_overhead = overhead(call_ovh, "--call-overhead");
+    if (!kernel_exc.empty()) io.kernel_excess = overhead(kernel_exc, "--kernel-excess");
     if (!hardware.empty()) load_profile(hardware, SourceLoc{"--hardware " + hardware});  // a bad name is bad input here
     const uint64_t cap = parse_max_memory(max_memory);
     const import::KinetoTrace t = import::read_kineto_trace(trace, cap);

@@ -142,6 +142,10 @@ private:
                  << " of the window's " << format_ns(w_.window) << " removed"
                  << (w_.overhead_clamped > 0 ? ", " + format_ns(w_.overhead_clamped) + " more than some host work had (it stops at 0)" : std::string())
                  << ".\n";
+        if (w_.kernel_excess > 0 && w_.kernels_shortened)
+            out_ << "# Kernel records: each kernel keeps its traced duration less " << format_ns(w_.kernel_excess)
+                 << ", CUPTI's record's excess over the kernel's blocks\n#   (docs/import.md, \"Kernel records\"; the profile's "
+                    "gaps between kernels are measured between the blocks): " << w_.kernels_shortened << " kernels.\n";
         if (w_.calls_kept_as_host)
             out_ << "# " << w_.calls_kept_as_host
                  << " CUDA calls reach no GPU work (cudaGetDevice, cudaEventQuery, ...): their time stays in the host work.\n";

@@ -155,6 +155,7 @@ Workload build_workload(const KinetoTrace& t, const ImportOptions& opt) {
     }
     w.span_overhead = opt.span_overhead >= 0 ? opt.span_overhead : kSpanOverheadNs;
     w.call_overhead = opt.call_overhead >= 0 ? opt.call_overhead : kCallOverheadNs;
+    w.kernel_excess = opt.kernel_excess >= 0 ? opt.kernel_excess : kKernelExcessNs;
     w.steps = step_abs.size();
     w.window = we - ws;
     for (const Span& s : step_abs) w.step_span.push_back(Span{s.start - ws, s.end - ws});
@@ -200,6 +201,7 @@ Workload build_workload(const KinetoTrace& t, const ImportOptions& opt) {
     b.link();
     b.find_repeat();
     b.fold_durations();
+    b.shorten_kernels();
     b.find_capture();
     if (w.orphans_placed)
         w.notes.push_back("GPU work that no call of the trace issued (a library's own thread, a call the profiler dropped, no "

@@ -49,6 +49,7 @@ public:
     void link();             // streams of syncs and records, the record each wait or event sync waits for
     void find_repeat();      // the same op sequence every step? events per body position
     void fold_durations();   // repeat: median duration per body position; graph nodes: per node
+    void shorten_kernels();  // each kernel's duration less CUPTI's record excess (docs/import.md, "Kernel records")
     void find_capture();     // the main thread's capturable kernel region (cuda_graph)
 
 private:

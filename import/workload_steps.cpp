@@ -97,6 +97,26 @@ void Builder::fold_durations() {
         for (size_t k = 0; k < w_.graphs[g].nodes.size(); ++k) w_.graphs[g].nodes[k].duration = median(graph_durations_[g][k]);
 }
 
+// CUPTI's kernel record starts before the kernel's first block and ends after its last one; the
+// profile's gaps between kernels (gpu.stream_gap, graph.node_gap) are measured between the
+// blocks' own stamps, so a record's duration with the modelled gap counts the excess twice. Each
+// kernel (an op, or a node of a traced graph) keeps its record's duration less the excess, and at
+// least half of it.
+void Builder::shorten_kernels() {
+    const int64_t e = w_.kernel_excess;
+    if (e <= 0) return;
+    auto shorten = [&](WOp& op) {
+        if (op.kind != WKind::Kernel) return;
+        op.duration = std::max(op.duration - e, op.duration / 2);
+        ++w_.kernels_shortened;
+    };
+    for (WThread& th : w_.threads)
+        for (auto& step : th.steps)
+            for (WOp& op : step) shorten(op);
+    for (WGraph& g : w_.graphs)
+        for (WOp& op : g.nodes) shorten(op);
+}
+
 void Builder::find_capture() {
     if (!w_.repeat) {
         w_.capture_reason = "the steps are not one repeated body";

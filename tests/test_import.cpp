@@ -30,12 +30,14 @@ namespace {
 
 std::string trace_path(const std::string& name) { return "tests/import/traces/" + name; }
 
-// The hand-derived timelines below use the trace's host work as it is: no profiler overhead
-// taken out (the test "the profiler's overhead per boundary" derives that rule on its own).
+// The hand-derived timelines below use the trace's host work and kernel records as they are: no
+// profiler overhead taken out and no kernel record excess (the tests "the profiler's overhead per
+// boundary" and "kernel records" derive those rules on their own).
 ImportOptions as_traced() {
     ImportOptions o;
     o.span_overhead = 0;
     o.call_overhead = 0;
+    o.kernel_excess = 0;
     return o;
 }
 
@@ -335,14 +337,15 @@ TEST_CASE("import: tiny.json, the scenario written (golden)", "[import]") {
     // 5 (200..205), relu 5 (205..210), relu 5 (215..220), python 80 (220..300), item 2,
     // _local_scalar_dense 3, 1, 3, item 2, python 15 (385..400), and the tail python 10
     // (410..420): the golden file says exactly that.
-    auto r = hetsim_test::cli("import tests/import/traces/tiny.json --span-overhead 0 --call-overhead 0");
+    auto r = hetsim_test::cli("import tests/import/traces/tiny.json --span-overhead 0 --call-overhead 0 --kernel-excess 0");
     REQUIRE(r.exit_code == 0);
     std::ifstream f("tests/import/golden/tiny.yaml");
     std::stringstream want;
     want << f.rdbuf();
     CHECK(r.out == want.str());
     for (const char* name : {"offload.json", "infer_graph.json.gz", "train_pageable_sync.json"}) {
-        auto g = hetsim_test::cli(std::string("import tests/import/traces/") + name + " --span-overhead 0 --call-overhead 0");
+        auto g = hetsim_test::cli(std::string("import tests/import/traces/") + name +
+                                  " --span-overhead 0 --call-overhead 0 --kernel-excess 0");
         REQUIRE(g.exit_code == 0);
         std::string base = name;
         base = base.substr(0, base.find('.'));
@@ -562,6 +565,45 @@ TEST_CASE("import: the profiler's overhead per boundary comes out of the host wo
     auto bad = hetsim_test::cli("import tests/import/traces/tiny.json --span-overhead 3MiB");
     CHECK(bad.exit_code == 2);
     CHECK_THAT(bad.err, Contains("--span-overhead: error: expected a time of 0 or more such as 0.4us, got '3MiB'"));
+}
+
+TEST_CASE("import: kernel records, each kernel less CUPTI's record excess", "[import]") {
+    // tiny.json's kernel is a 50 us record; with the excess e it keeps 50 - e, and a kernel record
+    // shorter than 2e keeps half of it. infer_graph.json.gz's graph nodes are kernels too.
+    ImportOptions o = as_traced();
+    o.kernel_excess = 672;
+    Workload w = build_workload(read_kineto_trace(trace_path("tiny.json")), o);
+    std::vector<int64_t> k;
+    for (const WOp& op : w.threads[0].steps[0])
+        if (op.kind == WKind::Kernel) k.push_back(op.duration);
+    REQUIRE(k.size() == 1);
+    CHECK(k[0] == 50'000 - 672);
+    CHECK(w.kernels_shortened == 2);  // one kernel a step, 2 steps
+    o.kernel_excess = 40'000;         // more than half of the 50 us record: half stays
+    Workload h = build_workload(read_kineto_trace(trace_path("tiny.json")), o);
+    for (const WOp& op : h.threads[0].steps[0])
+        if (op.kind == WKind::Kernel) CHECK(op.duration == 25'000);
+    Workload g0 = workload_of("infer_graph.json.gz");
+    o.kernel_excess = 672;
+    Workload g = build_workload(read_kineto_trace(trace_path("infer_graph.json.gz")), o);
+    REQUIRE(!g.graphs.empty());
+    REQUIRE(g.graphs[0].nodes.size() == g0.graphs[0].nodes.size());
+    for (size_t i = 0; i < g.graphs[0].nodes.size(); ++i)
+        if (g0.graphs[0].nodes[i].kind == WKind::Kernel)
+            CHECK(g.graphs[0].nodes[i].duration == std::max<int64_t>(g0.graphs[0].nodes[i].duration - 672, g0.graphs[0].nodes[i].duration / 2));
+    CHECK(build_workload(read_kineto_trace(trace_path("tiny.json")), as_traced()).kernels_shortened == 0);
+    // The command line: the default is the measured excess, said in the header; 0 keeps the
+    // records; a bad value is bad input.
+    auto def = hetsim_test::cli("import tests/import/traces/tiny.json");
+    REQUIRE(def.exit_code == 0);
+    CHECK_THAT(def.out, Contains("# Kernel records: each kernel keeps its traced duration less " + format_ns(kKernelExcessNs)));
+    CHECK_THAT(def.out, Contains("duration: " + format_ns(50'000 - kKernelExcessNs)));
+    auto none = hetsim_test::cli("import tests/import/traces/tiny.json --kernel-excess 0");
+    REQUIRE(none.exit_code == 0);
+    CHECK_THAT(none.out, !Contains("# Kernel records"));
+    auto bad = hetsim_test::cli("import tests/import/traces/tiny.json --kernel-excess 2KiB");
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Contains("--kernel-excess: error: expected a time of 0 or more such as 0.4us, got '2KiB'"));
 }
 
 TEST_CASE("import: loader_workers, by a hand-derived timeline", "[import]") {

@@ -12,7 +12,10 @@ Runs here, without a GPU, on committed data only:
 
     validation/pytorch/accuracy.sh [RUN_DIR] [--hetsim BUILD/hetsim] [--out FILE.md]
 
-Prints a Markdown table (the one in README.md, "From a PyTorch profile").
+Prints Markdown tables (the ones in README.md, "From a PyTorch profile"); for a run of the
+interleaved protocol (measure_group.py) also how stable its ground truth is (block spread, host
+probes, the repeat process under repeat/) and the phase stamps, unprofiled against profiled.
+`--measured-from RUN_DIR/repeat` replays this run's traces against the repeat process's blocks.
 """
 import argparse
 import json
@@ -24,7 +27,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-DEFAULT_RUN = os.path.join("validation", "measurements", "h200", "pytorch", "2026-12-01b")  # held out: the import's constants are fitted on 12-01a
+DEFAULT_RUN = os.path.join("validation", "measurements", "h200", "pytorch", "2026-12-02b")  # held out: the import's constants are fitted on 12-02a and 12-01a
 
 # (what-if, from configuration, knob settings, to configuration)
 PAIRS = []
@@ -71,6 +74,144 @@ def calibrated_profiles(hetsim, microbench, tmp):
     return pdir
 
 
+def run_configs(run_dir):
+    """The configurations of a run, in run order: its configs.txt; a folder without one (the
+    interleaved protocol's repeat/, which holds the cnn_train group only) takes the order of the
+    configs.txt above it, for the configurations that have a JSON here."""
+    d = os.path.join(ROOT, run_dir)
+    for listing in (os.path.join(d, "configs.txt"), os.path.join(d, "..", "configs.txt")):
+        if os.path.exists(listing):
+            names = [line.split()[0] for line in open(listing) if line.strip()]
+            names = [c for c in names if os.path.exists(os.path.join(d, c + ".json"))]
+            if names:
+                return names
+    names = sorted(f[:-5] for f in os.listdir(d) if f.endswith(".json") and f != "host_cpus.json")
+    if not names:
+        raise SystemExit("error: %s: no configs.txt and no <config>.json" % run_dir)
+    return names
+
+
+def corr(x, y):
+    """Pearson's r of two equally long lists (0 when either is constant)."""
+    if len(x) < 3 or len(x) != len(y):
+        return None
+    mx, my = statistics.mean(x), statistics.mean(y)
+    sx = sum((v - mx) ** 2 for v in x) ** 0.5
+    sy = sum((v - my) ** 2 for v in y) ** 0.5
+    return sum((u - mx) * (v - my) for u, v in zip(x, y)) / (sx * sy) if sx and sy else 0.0
+
+
+def stability_lines(run_dir, configs, meta, repeat_dir):
+    """How stable the interleaved protocol's ground truth is (measure_group.py): per configuration
+    the spread of its timed blocks, the host probes before them (8 numpy samples on the main
+    thread: the host's speed at that moment), how the block times follow the probes, the blocks
+    after the traces were taken, the probe before the profiled steps, and the repeat process."""
+    if not any("host_probe_ns" in meta[c].get("unprofiled", {}) for c in configs):
+        return []
+    rep = {}
+    if repeat_dir:
+        for c in configs:
+            f = os.path.join(ROOT, repeat_dir, c + ".json")
+            if os.path.exists(f):
+                with open(f) as fh:
+                    rep[c] = json.load(fh)
+    out = ["", "Ground truth (interleaved protocol, one process per group; `%s`):" % run_dir, ""]
+    out.append("| configuration | N x rounds | median ms | block spread | probe median ms | probes' range ms "
+               "| r(block, probe) | after traces / median | profiled probe / probes |"
+               + (" repeat median ms | repeat / first |" if rep else ""))
+    out.append("|---|---|---|---|---|---|---|---|---|" + ("---|---|" if rep else ""))
+    spreads, probe_ranges, rs, after, ratios = [], [], [], [], []
+    for c in configs:
+        u = meta[c]["unprofiled"]
+        bp = u.get("host_probe_ns") or []
+        if not bp:
+            continue
+        m = u["median_step_ns"]
+        pm = statistics.median(bp)
+        r = corr(u["block_step_ns"], bp)
+        ap = meta[c].get("unprofiled_after_profile", {}).get("median_step_ns")
+        tp = meta[c].get("profiled", {}).get("host_probe_ns")
+        spreads.append(u.get("spread", 0.0))
+        probe_ranges.append(max(bp) / min(bp))
+        if r is not None:
+            rs.append(r)
+        if ap:
+            after.append(ap / m)
+        row = "| %s | %d x %d | %.3f | %.0f%% | %.2f | %.2f-%.2f | %s | %s | %s |" % (
+            c, u["steps_per_block"], len(u["block_step_ns"]), m / 1e6, 100 * u.get("spread", 0.0), pm / 1e6,
+            min(bp) / 1e6, max(bp) / 1e6, "%+.2f" % r if r is not None else "",
+            "%.2f" % (ap / m) if ap else "", "%.2f" % (tp / pm) if tp else "")
+        if rep:
+            if c in rep:
+                rm = rep[c]["unprofiled"]["median_step_ns"]
+                ratios.append(rm / m)
+                row += " %.3f | %.2f |" % (rm / 1e6, rm / m)
+            else:
+                row += " | |"
+        out.append(row)
+    out.append("")
+    text = ("Blocks' spread (max - min) / median: median %.0f%%, %.0f-%.0f%%; the host probes before the blocks "
+            "vary %.1f-%.1fx within a configuration (max / min), and the block times follow them only loosely "
+            "(r median %+.2f)" % (100 * statistics.median(spreads), 100 * min(spreads), 100 * max(spreads),
+                                 min(probe_ranges), max(probe_ranges), statistics.median(rs) if rs else 0.0))
+    if after:
+        text += "; the blocks after the traces / the median: %.2f-%.2f" % (min(after), max(after))
+    if ratios:
+        text += ("; the repeat process / the first: %.2f-%.2f (median |difference| %.1f%%)"
+                 % (min(ratios), max(ratios), 100 * statistics.median(abs(x - 1) for x in ratios)))
+    out.append(text + ".")
+    return out
+
+
+def phase_lines(configs, meta, replay):
+    """The phase stamps (workloads.py PHASES): each phase's host time unprofiled (median over the
+    timed blocks) and under the profiler (the traced steps), with the host probes' ratio and the
+    configuration's replay error beside them."""
+    rows = [c for c in configs if meta[c].get("unprofiled", {}).get("phase_ns")
+            and meta[c].get("profiled", {}).get("phase_ns")]
+    if not rows:
+        return []
+    out = ["", "Phase stamps (host time of each phase a step, ms: unprofiled timed blocks / profiled traced steps = "
+           "ratio; the host probe before the traced steps / the blocks' median probe):", ""]
+    out.append("| configuration | probe ratio | phases unprofiled / profiled ms (ratio) | sum unprofiled / profiled ms (ratio) "
+               "| replay error | loader shift | error less the shift |")
+    out.append("|---|---|---|---|---|---|---|")
+    shifted = []
+    for c in rows:
+        u, p = meta[c]["unprofiled"]["phase_ns"], meta[c]["profiled"]["phase_ns"]
+        bp = meta[c]["unprofiled"].get("host_probe_ns")
+        tp = meta[c]["profiled"].get("host_probe_ns")
+        cells = []
+        for k in u:
+            if u[k] is None or p.get(k) is None:
+                continue
+            cells.append("%s %.2f / %.2f (%.2f)" % (k, u[k] / 1e6, p[k] / 1e6, p[k] / u[k] if u[k] else float("nan")))
+        su = sum(v for v in u.values() if v)
+        sp = sum(v for v in p.values() if v)
+        e = replay.get(c, {}).get("error_pct")
+        # A single-process DataLoader's numpy work carries no profiler events: its traced length
+        # differs from the blocks' only by the host's speed at that moment. Its shift, as a share of
+        # the measured step, is how much of the replay error that is.
+        shift = None
+        if meta[c].get("flags", {}).get("num_workers") == 0 and u.get("loader_next") and p.get("loader_next"):
+            shift = 100.0 * (p["loader_next"] - u["loader_next"]) / meta[c]["unprofiled"]["median_step_ns"]
+            if e is not None:
+                shifted.append((e, e - shift))
+        out.append("| %s | %s | %s | %.2f / %.2f (%.2f) | %s | %s | %s |" % (
+            c, "%.2f" % (tp / statistics.median(bp)) if bp and tp else "", ", ".join(cells), su / 1e6, sp / 1e6, sp / su,
+            "%+.1f%%" % e if e is not None else "", "%+.1f%%" % shift if shift is not None else "",
+            "%+.1f%%" % (e - shift) if shift is not None and e is not None else ""))
+    if shifted:
+        out.append("")
+        out.append("Loader shift: (profiled - unprofiled `loader_next`) / measured step, for num_workers 0 (the DataLoader's "
+                   "numpy work in the main thread, which the profiler records nothing inside: the host's speed at the "
+                   "traced steps against the blocks'). Replay |error| of those %d configurations: median %.1f%%; less the "
+                   "shift: median %.1f%%, max %.1f%%."
+                   % (len(shifted), statistics.median(abs(x) for x, _ in shifted),
+                      statistics.median(abs(y) for _, y in shifted), max(abs(y) for _, y in shifted)))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run_dir", nargs="?", default=DEFAULT_RUN)
@@ -84,16 +225,32 @@ def main():
                     help="replay with the h200 profile calibrated from this microbench.json (the "
                          "same machine start's: hetsim calibrate FILE --base hw/profiles/h200.yaml) "
                          "instead of the shipped one")
+    ap.add_argument("--measured-from", default="", metavar="DIR",
+                    help="take the measured step times from this folder (the same configurations measured "
+                         "in another process, e.g. RUN_DIR/repeat) instead of RUN_DIR")
+    ap.add_argument("--repeat", default="", metavar="DIR",
+                    help="the ground-truth section compares the medians with this folder's (default: "
+                         "RUN_DIR/repeat when it exists)")
     a = ap.parse_args()
     run_dir = a.run_dir
     tmp = tempfile.mkdtemp(prefix="hetsim-accuracy-")
     if a.calibrate:
         ENV["HETSIM_PROFILES"] = calibrated_profiles(a.hetsim, a.calibrate, tmp)
-    configs = [line.split()[0] for line in open(os.path.join(ROOT, run_dir, "configs.txt")) if line.strip()]
+    configs = run_configs(run_dir)
     meta = {}
     for c in configs:
         with open(os.path.join(ROOT, run_dir, c + ".json")) as f:
             meta[c] = json.load(f)
+    # The measured side: this run's own JSON, or (--measured-from) the same configurations of
+    # another process of the same machine start (repeat/), as a process-to-process check.
+    truth = meta
+    if a.measured_from:
+        truth = {}
+        for c in configs:
+            f = os.path.join(ROOT, a.measured_from, c + ".json")
+            if os.path.exists(f):
+                with open(f) as fh:
+                    truth[c] = json.load(fh)
     yaml = {}
     problems = []
     for c in configs:
@@ -125,20 +282,21 @@ def main():
         return json.loads(out)["end_to_end_ns"] / steps, ""
 
     def measured(c):
-        return meta[c]["unprofiled"]["median_step_ns"]
+        return truth[c]["unprofiled"]["median_step_ns"]
 
     def spread(c):
-        return meta[c]["unprofiled"].get("spread", 0.0)
+        return truth[c]["unprofiled"].get("spread", 0.0)
 
     data = {"run": run_dir, "replay": {}, "whatif": []}
     lines = []
-    lines.append("Run: `%s`; `hetsim import` %s; profile: %s." % (
-        run_dir, " ".join("`%s`" % x for x in a.import_arg) if a.import_arg else "with its defaults",
+    lines.append("Run: `%s`%s; `hetsim import` %s; profile: %s." % (
+        run_dir, "; measured step times from `%s` (a process-to-process check: this run's traces, "
+        "that process's timed blocks)" % a.measured_from if a.measured_from else "", " ".join("`%s`" % x for x in a.import_arg) if a.import_arg else "with its defaults",
         "h200 calibrated from `%s`" % a.calibrate if a.calibrate else "the shipped h200"))
     lines.append("")
     lines.append("Replay (the trace of a configuration predicting its own unprofiled step; N = steps of a timed block):")
     lines.append("")
-    probes = any(meta[c]["unprofiled"].get("host_probe_ns") for c in configs)
+    probes = any(meta[c]["unprofiled"].get("host_probe_ns") for c in configs) and not a.measured_from
     lines.append("| configuration | N | measured ms | block spread | blocks' range ms | predicted ms | error | in range |"
                  + (" host probe trace / blocks |" if probes else ""))
     lines.append("|---|---|---|---|---|---|---|---|" + ("---|" if probes else ""))
@@ -150,9 +308,9 @@ def main():
     replay = []
     in_range = []
     for c in configs:
-        if c not in yaml:
+        if c not in yaml or c not in truth:
             continue
-        n = int(meta[c]["unprofiled"]["steps_per_block"])
+        n = int(truth[c]["unprofiled"]["steps_per_block"])
         p, why = predict(c, {}, n)
         m = measured(c)
         if p is None:
@@ -161,8 +319,8 @@ def main():
         e = 100.0 * (p - m) / m
         replay.append(abs(e))
         data["replay"][c] = {"measured_ns": m, "predicted_ns": p, "error_pct": e, "spread": spread(c),
-                             "min_ns": meta[c]["unprofiled"]["min_step_ns"], "max_ns": meta[c]["unprofiled"]["max_step_ns"]}
-        lo, hi = meta[c]["unprofiled"]["min_step_ns"], meta[c]["unprofiled"]["max_step_ns"]
+                             "min_ns": truth[c]["unprofiled"]["min_step_ns"], "max_ns": truth[c]["unprofiled"]["max_step_ns"]}
+        lo, hi = truth[c]["unprofiled"]["min_step_ns"], truth[c]["unprofiled"]["max_step_ns"]
         inside = lo <= p <= hi
         in_range.append(inside)
         lines.append("| %s | %d | %.3f | %.0f%% | %.3f-%.3f | %.3f | %+.1f%% | %s |"
@@ -181,9 +339,9 @@ def main():
     whatif = []
     wi_range = []
     for what, src, sets, dst in ([] if a.replay_only else PAIRS):
-        if src not in yaml or dst not in meta:
+        if src not in yaml or dst not in truth or src not in truth:
             continue
-        n = int(meta[dst]["unprofiled"]["steps_per_block"])
+        n = int(truth[dst]["unprofiled"]["steps_per_block"])
         knob = " ".join("%s=%s" % kv for kv in sets.items())
         p, why = predict(src, sets, n)
         m = measured(dst)
@@ -198,7 +356,7 @@ def main():
         base, _ = predict(src, {}, n)
         scaled = measured(src) * p / base if base else None
         se = "%+.1f%%" % (100.0 * (scaled - m) / m) if scaled else ""
-        lo, hi = meta[dst]["unprofiled"]["min_step_ns"], meta[dst]["unprofiled"]["max_step_ns"]
+        lo, hi = truth[dst]["unprofiled"]["min_step_ns"], truth[dst]["unprofiled"]["max_step_ns"]
         inside = lo <= p <= hi
         wi_range.append(inside)
         lines.append("| %s | %s | `%s` | %s | %.3f | %.3f-%.3f | %.3f | %+.1f%% | %s | %s |"
@@ -212,6 +370,10 @@ def main():
                      "%d of %d inside the range of the measured configuration's unprofiled blocks."
                      % (statistics.median(whatif), max(whatif), sum(1 for e in whatif if e <= 10), len(whatif),
                         sum(wi_range), len(wi_range)))
+    if not a.measured_from:
+        rdir = a.repeat or (os.path.join(run_dir, "repeat") if os.path.isdir(os.path.join(ROOT, run_dir, "repeat")) else "")
+        lines += stability_lines(run_dir, configs, meta, rdir)
+        lines += phase_lines(configs, meta, data["replay"])
     for p in problems:
         lines.append("")
         lines.append("Problem: " + p)

@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""Fits the importer's two measured corrections on one run of the H200 PyTorch measurements
-(docs/import.md, "Profiler overhead" and "Worker hand-off"); the constants in
-import/workload.hpp are what this prints for 2026-12-01a. No GPU: python3 and the hetsim build.
+"""Fits the importer's measured corrections on one run of the H200 PyTorch measurements
+(docs/import.md, "Kernel records", "Profiler overhead" and "Worker hand-off"); the constants in
+import/workload.hpp are what this prints for 2026-12-01a (hand-off, overhead) and 2026-12-02a
+(kernel record excess). No GPU: python3 and the hetsim build.
 
-    validation/pytorch/fit_import.py [RUN_DIR] [--hetsim build/hetsim] [--grid-only|--handoff-only]
+    validation/pytorch/fit_import.py [RUN_DIR] [--hetsim build/hetsim] [--grid-only|--handoff-only|--excess-only]
+
+0. Kernel record excess (fast, from the traces alone): how much longer CUPTI's kernel record is
+   than the kernel's blocks, the profile's stream and graph-node gaps less the records' gaps
+   (kernel_excess() says how).
 
 1. Worker hand-off (loader_workers). In the num_workers=4 traces the main thread's
    `DataLoader.__next__` span is the hand-off alone (the workers fetch and collate): with
@@ -66,6 +71,63 @@ def handoff(run_dir):
     return per_kib_ps, pinned_ns
 
 
+def profile_value(key):
+    """A time parameter of the shipped h200 profile, in us."""
+    import re
+    with open(os.path.join(ROOT, "hw", "profiles", "h200.yaml")) as f:
+        for line in f:
+            m = re.match(r"\s*%s:\s*\{value:\s*([0-9.]+)us" % re.escape(key), line)
+            if m:
+                return float(m.group(1))
+    raise SystemExit("error: hw/profiles/h200.yaml has no %s" % key)
+
+
+def kernel_excess(run_dir):
+    """How much longer CUPTI's kernel record is than the kernel's blocks: the profile's gaps
+    (gpu.stream_gap between kernels queued back to back in one stream, graph.node_gap between the
+    kernel nodes of a graph) are measured between the kernels' own %globaltimer stamps (first
+    block start, last block end), the trace's between CUPTI's records. Per trace: the median over
+    its pairs of (profile gap - the records' gap), for two kernels of one stream where the second
+    one's launch call returned more than 5 us before the first ended (queued: the gap is the
+    GPU's own), and for consecutive kernel nodes of one graph launch; the fit: the median over
+    the run's traces that have 20 pairs or more."""
+    stream_gap, node_gap = profile_value("gpu.stream_gap"), profile_value("graph.node_gap")
+    per_trace = []
+    for c in sorted(os.listdir(run_dir)):
+        if not c.endswith((".trace.json.gz", ".trace.json")):
+            continue
+        ev = [e for e in load_trace(os.path.join(run_dir, c)) if e.get("ph") == "X"]
+        calls = {e["args"]["correlation"]: e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                 and "correlation" in e.get("args", {})}
+        streams = {}
+        for e in ev:
+            if e.get("cat") == "kernel":
+                streams.setdefault(e["args"].get("stream"), []).append(e)
+        ex = []
+        for ks in streams.values():
+            ks.sort(key=lambda e: e["ts"])
+            for k0, k1 in zip(ks, ks[1:]):
+                c0, c1 = calls.get(k0["args"].get("correlation")), calls.get(k1["args"].get("correlation"))
+                if c1 is None:
+                    continue
+                gap = k1["ts"] - (k0["ts"] + k0["dur"])
+                if c1["name"] == "cudaGraphLaunch":
+                    if c0 is c1:
+                        ex.append(node_gap - gap)
+                elif c1["ts"] + c1["dur"] < k0["ts"] + k0["dur"] - 5:
+                    ex.append(stream_gap - gap)
+        name = c.split(".trace.json")[0]
+        if len(ex) >= 20:
+            per_trace.append(statistics.median(ex))
+            print("  %-30s %4d pairs: excess median %.3f us" % (name, len(ex), statistics.median(ex)))
+        else:
+            print("  %-30s %4d pairs: too few" % (name, len(ex)))
+    fit = statistics.median(per_trace) if per_trace else 0.0
+    print("kernel record excess: %.0f ns (median over %d traces; profile gaps: stream %.3f us, graph node %.3f us)"
+          % (1e3 * fit, len(per_trace), stream_gap, node_gap))
+    return fit
+
+
 def grid(run_dir, hetsim, values):
     best = None
     for v in values:
@@ -93,9 +155,13 @@ def main():
     ap.add_argument("--values", default="0,1000,1200,1400", help="ns a boundary, the grid")
     ap.add_argument("--grid-only", action="store_true")
     ap.add_argument("--handoff-only", action="store_true")
+    ap.add_argument("--excess-only", action="store_true", help="only the kernel record excess (fast)")
     a = ap.parse_args()
     run_dir = os.path.join(ROOT, a.run_dir)
     if not a.grid_only:
+        kernel_excess(run_dir)
+        if a.excess_only:
+            return 0
         handoff(run_dir)
     if not a.handoff_only:
         grid(a.run_dir, a.hetsim, [int(x) for x in a.values.split(",")])
