@@ -20,6 +20,7 @@
 #include "calibrate/fit_um.hpp"
 #include "report/json_input.hpp"
 #include "core/error.hpp"
+#include "calibrate/fit_threads.hpp"
 
 namespace hetsim::calib {
 
@@ -773,6 +774,42 @@ void fit_pageable_d2h_wakeup(const Pool& pool, Builder& b) {
            "pageable_sweep d2h_busy median (call - blocker end - gpu.stream_gap - DMA - last chunk drained), the blocker "
            "ending gpu.launch_latency - host.event_record_cost + blocker_us after t0",
            "median, sizes <= 1 MiB", fit::rms_about(res, m), res.size());
+}
+
+// ---- host.staging_lock_wakeup (pageable_threads; calibrate/fit_threads.cpp) --------------------
+void fit_staging_lock_wakeup(const Pool& pool, Builder& b) {
+    std::vector<LockRelease> rel;
+    for (const J& bench : pool.maybe("pageable_threads")) {
+        J pts = bench["points"].nonempty();
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J per = pts.at(i)["per_thread"];
+            std::vector<std::vector<double>> d2h;
+            for (size_t t = 0; t < per.size(); ++t) {
+                if (!per.at(t).has("d2h")) continue;
+                d2h.push_back(per.at(t)["d2h"].nums());
+                if (d2h.back().size() % 2) per.at(t)["d2h"].fail("has an odd length: expected [start, end] pairs");
+            }
+            if (d2h.size() < 2) continue;
+            std::vector<LockRelease> r = lock_releases(d2h);
+            rel.insert(rel.end(), r.begin(), r.end());
+        }
+    }
+    if (rel.empty()) {
+        if (!pool.maybe("pageable_threads").empty())
+            b.cal.checks.push_back("pageable_threads: no D2H call of one thread waited for another's; "
+                                   "host.staging_lock_wakeup and _spread keep the base values");
+        return;
+    }
+    const WakeupFit f = fit_lock_wakeup(rel);
+    const std::string recipe =
+        "pageable_threads (2-8 threads, modes with a pageable D2H): at each D2H call's return while another thread's "
+        "D2H call waited, the releasing thread's next D2H call start - the return (gap), and whether its call "
+        "returned before the waiter's (barged)";
+    const std::string how = "least squares of P(barged | gap) = 1 below wakeup - spread, 0 above wakeup + spread, "
+                            "linear between (0.1 us grid)";
+    const std::string res = "Brier " + fmtg(f.brier, 3);
+    b.add("host.staging_lock_wakeup", format_time_literal(ps_of_us(f.us)), recipe, how, res, f.n);
+    b.add("host.staging_lock_wakeup_spread", format_time_literal(ps_of_us(f.spread_us)), recipe, how, res, f.n);
 }
 
 // ---- copy.duplex_factor (duplex) -----------------------------------------------------------------
@@ -1796,6 +1833,7 @@ void run_fits(const Pool& pool, Builder& b) {
     fit_batches(pool, b, gap_us, gap_text);
     fit_pageable(pool, b);
     fit_pageable_d2h_wakeup(pool, b);
+    fit_staging_lock_wakeup(pool, b);
     fit_hbm(pool, b);
     fit_um(pool, b);
     fit_duplex(pool, b);

@@ -2,6 +2,9 @@
 
 #include "models/copy_model.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace hetsim {
 
 void Staging::touch(uint32_t i) {
@@ -38,14 +41,21 @@ Time Staging::stage_time(uint32_t op, uint64_t bytes) const {
     return t + Time::ps(static_cast<int64_t>(static_cast<u128>(rows.ps()) * bytes / o.bytes));
 }
 
+Time Staging::lock_wakeup() {
+    const double k = static_cast<double>(wakes_++);
+    const double u = std::fmod(0.5 + k * 0.6180339887498949, 1.0);
+    const double ps = static_cast<double>(hw_.staging_lock_wakeup.ps()) + static_cast<double>(hw_.staging_lock_wakeup_spread.ps()) * (2 * u - 1);
+    return Time::ps(std::max<int64_t>(0, std::llround(ps)));
+}
+
 Time Staging::acquire(uint32_t op, uint32_t thread, Time at) {
-    if (holder_ >= 0 && held_.count(static_cast<uint32_t>(holder_)) && pg_.ops[op].dir == CopyDir::D2H)
-        return at;  // the holder waits for its own DMA to start, which may wait for this download: no cycle
-    if (holder_ < 0 && waiters_.empty()) {
-        holder_ = static_cast<int32_t>(op);
-        return max(at, free_at_);
+    Lock& l = lock(op);
+    const bool free = l.holder < 0 && (l.waiters.empty() || (&l == &down_ && at < l.wake_at));
+    if (free) {
+        l.holder = static_cast<int32_t>(op);
+        return max(at, l.free_at);
     }
-    waiters_.push_back(Waiter{op, thread, at});
+    l.waiters.push_back(Waiter{op, thread, at});
     return Time::max();
 }
 

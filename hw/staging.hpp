@@ -2,8 +2,9 @@
 // (host.staging_pool) while the DMA drains them; a source still in the CPU caches (a pageable
 // buffer staged again before host.staging_cache bytes of other pageable data) stages at the
 // warm speed. Holds the calls waiting for the pool and when each upload's staging ends, and the
-// staging lock (rules.staging_lock): the driver passes the pageable copies of all host threads
-// through the bounce buffers one at a time, in the order they ask for them.
+// staging locks (rules.staging_lock): the driver passes the pageable copies of all host threads
+// through the bounce buffers one at a time per direction; a released download lock goes to the
+// first waiter once it wakes, unless a call asks for it sooner.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -38,49 +39,57 @@ public:
     template <class Sink>
     Time dma_starts(uint32_t op, Sink& sink);
 
-    // The staging lock. A pageable copy issued by a host thread's call takes it: an upload when
-    // its call starts staging, a download when its DMA may start (its stream's earlier work is
-    // done); either keeps it until its call returns.
+    // The staging locks (rules.staging_lock), one per direction. A pageable upload issued by a
+    // host thread's call takes the upload lock when its call starts staging and keeps it until
+    // staged; a pageable download takes the download lock when its call is made, waits for its
+    // stream's earlier work and its DMA holding it, and keeps it until its call returns.
     bool locks(const Op& op) const {
         return hw_.rules.staging_lock && hw_.rules.pageable_staging && op.thread >= 0 && !op.graph_node && !pg_.tasks_form;
     }
     struct Waiter {
         uint32_t op;
-        uint32_t thread;  // an upload's calling thread
+        uint32_t thread;  // the calling thread
         Time at;          // when it asked
     };
-    // Copy `op` (of `thread`) asks for the lock at `at`: returns when it holds it (>= at), or
-    // Time::max() when it waits for the holder's call to return (release() grants it then).
+    // Copy `op` (of `thread`) asks for its direction's lock at `at`: returns when it holds it
+    // (>= at), or Time::max() when it waits. Uploads: granted by release() in the order they
+    // asked. Downloads: a free lock goes to whoever asks, ahead of waiters not yet awake
+    // (host.staging_lock_wakeup after the release); wake() grants the first waiter.
     Time acquire(uint32_t op, uint32_t thread, Time at);
-    bool holds(uint32_t op) const { return holder_ == static_cast<int32_t>(op); }
-    // The op holding the lock, else the one that held it last (-1: none yet).
-    int32_t holder() const { return holder_ >= 0 ? holder_ : last_; }
-    // Holder `op`'s call returns at `end`: the lock passes to the first waiter, granted at
-    // max(end, when it asked); `grant(waiter, at, op)` tells the engine. Granting an upload may
-    // release the lock again (its staging's end is known at once).
-    template <class Grant>
-    void release(uint32_t op, Time end, Grant&& grant) {
+    bool holds(uint32_t op) const { return lock(op).holder == static_cast<int32_t>(op); }
+    // The op holding op's direction's lock, else the one that held it last (-1: none yet).
+    int32_t holder(uint32_t op) const {
+        const Lock& l = lock(op);
+        return l.holder >= 0 ? l.holder : l.last;
+    }
+    // Holder `op`'s call returns (an upload: its staging ends) at `end`. The upload lock passes
+    // to the first waiter at max(end, when it asked): `grant(waiter, at)`. With downloads
+    // waiting, the first wakes host.staging_lock_wakeup later: `wake_at(t)`, then wake().
+    template <class Grant, class WakeAt>
+    void release(uint32_t op, Time end, Grant&& grant, WakeAt&& wake_at) {
         if (!holds(op)) return;
-        holder_ = -1;
-        last_ = static_cast<int32_t>(op);
-        free_at_ = end;
-        if (waiters_.empty()) return;
-        const Waiter w = waiters_.front();
-        waiters_.pop_front();
-        holder_ = static_cast<int32_t>(w.op);
-        grant(w, max(end, w.at), op);
-        // An upload granted the lock that waits for its DMA to start (the pool is full) lets the
-        // downloads waiting behind it go: its DMA may wait for one of them (as in acquire()).
-        if (holder_ < 0 || !held_.count(static_cast<uint32_t>(holder_))) return;
-        for (auto it = waiters_.begin(); it != waiters_.end();) {
-            if (pg_.ops[it->op].dir != CopyDir::D2H) {
-                ++it;
-                continue;
-            }
-            const Waiter d = *it;
-            it = waiters_.erase(it);
-            grant(d, max(end, d.at), op);
+        Lock& l = lock(op);
+        l.holder = -1;
+        l.last = static_cast<int32_t>(op);
+        l.free_at = end;
+        if (l.waiters.empty()) return;
+        if (&l == &down_) {
+            l.wake_at = end + lock_wakeup();
+            return wake_at(l.wake_at);
         }
+        const Waiter w = l.waiters.front();
+        l.waiters.pop_front();
+        l.holder = static_cast<int32_t>(w.op);
+        grant(w, max(end, w.at));
+    }
+    // The first download waiting wakes at `now`: it takes the lock if no call took it since the
+    // release (returns true and the waiter in `w`).
+    bool wake(Time now, Waiter& w) {
+        if (down_.holder >= 0 || down_.waiters.empty() || now != down_.wake_at) return false;
+        w = down_.waiters.front();
+        down_.waiters.pop_front();
+        down_.holder = static_cast<int32_t>(w.op);
+        return true;
     }
 
 private:
@@ -97,10 +106,21 @@ private:
     std::unordered_map<uint32_t, Warmth> warm_;  // uploads whose source is in the CPU caches, and in which level
     std::unordered_map<uint32_t, Time> staged_;  // uploads: when their staging ends
     std::unordered_map<uint32_t, Held> held_;    // uploads whose call waits for the pool
-    int32_t holder_ = -1;                        // the staging lock's holder (an op), or -1
-    int32_t last_ = -1;                          // the op that held it last
-    Time free_at_;                               // when its last holder's call returned
-    std::deque<Waiter> waiters_;                 // copies waiting for the lock, in the order they asked
+    // The wake-up of the k-th release of the download lock with a waiter: host.staging_lock_wakeup
+    // + spread x (2u - 1), u = frac(1/2 + k x 0.618...) (a low-discrepancy sequence: the
+    // wake-ups of any run of releases spread evenly over the range; the first gets the median).
+    Time lock_wakeup();
+    uint64_t wakes_ = 0;
+    struct Lock {
+        int32_t holder = -1;         // the op holding it, or -1
+        int32_t last = -1;           // the op that held it last
+        Time free_at;                // when its last holder released it
+        Time wake_at;                // downloads: when the first waiter wakes after the last release
+        std::deque<Waiter> waiters;  // copies waiting for it, in the order they asked
+    };
+    Lock& lock(uint32_t op) { return pg_.ops[op].dir == CopyDir::D2H ? down_ : up_; }
+    const Lock& lock(uint32_t op) const { return pg_.ops[op].dir == CopyDir::D2H ? down_ : up_; }
+    Lock up_, down_;
 };
 
 template <class Sink>

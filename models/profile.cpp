@@ -219,6 +219,13 @@ const std::vector<ParamDecl>& param_decls() {
         t("host.pageable_d2h_wakeup", &P::pageable_d2h_wakeup, true,
           "a pageable D2H that waited for earlier work of its stream: last chunk drained -> the call returns", kSlow,
           kSlowNote),
+        t("host.staging_lock_wakeup", &P::staging_lock_wakeup, true,
+          "download staging lock released -> a pageable D2H waiting for it wakes and takes it, unless a call asked "
+          "for it sooner (the median of the wake-ups)",
+          kSlow, kSlowNote),
+        t("host.staging_lock_wakeup_spread", &P::staging_lock_wakeup_spread, true,
+          "the wake-ups of host.staging_lock_wakeup spread evenly over its value +- this (0: always the value)",
+          kSlow, kSlowNote),
         n("gpu.hw_queues", &P::hw_queues, "hardware queues streams map onto (CUDA_DEVICE_MAX_CONNECTIONS)", closed(1, 32),
           "CUDA_DEVICE_MAX_CONNECTIONS takes 1 to 32; CUDA's default is 8", "8"),
         n("gpu.launch_queue_depth", &P::launch_queue_depth, "queued ops per stream before a launch call blocks",

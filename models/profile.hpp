@@ -69,6 +69,8 @@ struct HwProfile {
     uint64_t pageable_h2d_near_bw = 0;  // staging speed from a source in the nearer cache level
     bool pageable_sync = false;       // documented behaviour: pageable copies sync their stream first
     Time pageable_d2h_wakeup;         // a pageable D2H that waited for its stream returns this after its last chunk drains
+    Time staging_lock_wakeup;         // a download waiting for the staging lock wakes this long after its release (median)
+    Time staging_lock_wakeup_spread;  // ... spread evenly over staging_lock_wakeup +- this
     uint64_t hw_queues = 8;           // CUDA_DEVICE_MAX_CONNECTIONS default
     uint64_t launch_queue_depth = 0;  // entries per stream before a launch blocks
     uint64_t max_kernels = 128;       // kernels running at once

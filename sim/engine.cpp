@@ -138,7 +138,7 @@ public:
             else if (type == kCopyDone) copies_.on_event(e.a, e.b);
             else if (type == kBatchDone) sms_.on_event(e.a, e.b);
             else if (type == kGpuDone) finished(e.a);
-            else if (type == kLockGrant) copies_.submit(e.a);  // a pageable download got the staging lock
+            else if (type == kLockGrant) lock_wakes(e.a);  // a download waiting for the staging lock wakes
             else if (type == kHostFaults) cpu_faults_done(e.a, e.b);
             else release_successors(e.a, now_);  // kHostDone
             if (faulting_ > 0) rescale_cpu_faults();
@@ -429,31 +429,52 @@ private:
         if (pageable && op.dir == CopyDir::H2D) {
             staging_.touch(i);
             if (!staging_.locks(op)) return stage_upload(t, i, called, called, -1);
-            // Another thread's pageable copy holds the bounce buffers: the call waits its turn
+            // Another thread's pageable upload holds the bounce buffers: the call waits its turn
             // (rules.staging_lock), and stages when granted (release_staging_lock).
-            const int32_t prev = staging_.holder();
+            const int32_t prev = staging_.holder(i);
             const Time granted = staging_.acquire(i, t, called);
             if (granted == Time::max()) return;
             return stage_upload(t, i, called, granted, prev);
+        }
+        if (pageable && staging_.locks(op)) {
+            // A pageable download takes the download lock when called (rules.staging_lock); while
+            // another thread's download holds it, the call waits its turn (lock_wakes).
+            const int32_t prev = staging_.holder(i);
+            const Time granted = staging_.acquire(i, t, called);
+            if (granted == Time::max()) return;
+            return issue_copy(t, i, called, granted, prev);
+        }
+        issue_copy(t, i, called, called, -1);
+    }
+
+    // Copy i (not a pageable upload), called at `called`, goes on at `start` (later when it waited
+    // for the staging lock, held by op `prev`).
+    void issue_copy(uint32_t t, uint32_t i, Time called, Time start, int32_t prev) {
+        const Op& op = ops_[i];
+        const bool pageable = is_pageable_copy(hw_, op);
+        if (start > called) {
+            OpRecord& r = rec_[i];
+            r.sync_wait += start - called;
+            r.host_cause = Cause{prev, Phase::Host, CauseKind::Resource};
         }
         // A pageable D2H behind unfinished work of its stream returns host.pageable_d2h_wakeup after
         // its last chunk drains, one on an idle stream the sync wake-up after it (rule 2).
         bool behind = false;
         if (pageable)
             binder_.stream_tail(op.stream, [&](int32_t o) { behind = behind || (o >= 0 && !done(static_cast<uint32_t>(o))); });
-        submit(i, called, false);
+        submit(i, start, false);
         const int32_t self = static_cast<int32_t>(i);
         if (pageable) {  // D2H: blocks until the copy is done and unstaged
             staging_.touch(i);
             const Time unstage = pageable_unstage_time(hw_, op, dma_rows(pg_.site(op), op.bytes), host_pitch(pg_.site(op), op.dir));
-            return block_on(t, i, &self, &self + 1, called, unstage + (behind ? hw_.pageable_d2h_wakeup : host_.sync_wakeup()));
+            return block_on(t, i, &self, &self + 1, start, unstage + (behind ? hw_.pageable_d2h_wakeup : host_.sync_wakeup()));
         }
-        if (op.sync) return block_on(t, i, &self, &self + 1, called, host_.sync_wakeup());
-        finish_host(t, i, called);
+        if (op.sync) return block_on(t, i, &self, &self + 1, start, host_.sync_wakeup());
+        finish_host(t, i, start);
     }
 
     // Pageable upload i, called at `called`, stages from `start` (later when it waited for the
-    // staging lock, held by op `prev`); the call returns once everything is staged. With more
+    // upload lock, held by op `prev`); the call returns once everything is staged. With more
     // bytes than the bounce-buffer pool holds, staging stalls until the DMA starts.
     void stage_upload(uint32_t t, uint32_t i, Time called, Time start, int32_t prev) {
         const Op& op = pg_.ops[i];
@@ -472,14 +493,19 @@ private:
         finish_host(t, i, staged);
     }
 
-    // Copy i held the staging lock and its call returns at `end`: the next copy waiting for it
-    // goes on (an upload stages, a download's DMA may start).
+    // Copy i held its direction's staging lock and its call returns at `end`: the next upload
+    // waiting stages; a download waiting wakes host.staging_lock_wakeup later (lock_wakes).
     [[gnu::noinline]] void release_staging_lock(uint32_t i, Time end) {
-        staging_.release(i, end, [&](const Staging::Waiter& w, Time at, uint32_t prev) {
-            if (pg_.ops[w.op].dir == CopyDir::H2D) return stage_upload(w.thread, w.op, w.at, at, static_cast<int32_t>(prev));
-            rec_[w.op].gpu_cause = Cause{static_cast<int32_t>(prev), Phase::Host, CauseKind::Resource};
-            q_.push(at, prio(kLockGrant), kLockGrant, w.op);
-        });
+        staging_.release(
+            i, end, [&](const Staging::Waiter& w, Time at) { stage_upload(w.thread, w.op, w.at, at, static_cast<int32_t>(i)); },
+            [&](Time at) { q_.push(at, prio(kLockGrant), kLockGrant, i); });
+    }
+
+    // The first download waiting for the staging lock wakes: its call goes on if the lock is
+    // still free (a call that asked since took it first; it waits for the next release then).
+    [[gnu::noinline]] void lock_wakes(uint32_t released_by) {
+        Staging::Waiter w{};
+        if (staging_.wake(now_, w)) issue_copy(w.thread, w.op, w.at, now_, static_cast<int32_t>(released_by));
     }
 
     void finish_host(uint32_t t, uint32_t i, Time end) {
@@ -765,17 +791,6 @@ private:
                     staging_.set_staged(i, now_ + staging_.stage_time(i, op.bytes));
                     q_.push(now_ + staging_.stage_time(i, staging_chunk(hw_, op.bytes)), prio(kGpuReady), kGpuReady, i);
                     return;
-                }
-                if (is_pageable_copy(hw_, op) && op.dir == CopyDir::D2H && staging_.locks(op)) {
-                    // A pageable download's DMA needs the bounce buffers: it waits for the staging
-                    // lock (rules.staging_lock), granted at once, later or at a release.
-                    const int32_t prev = staging_.holder();
-                    const Time granted = staging_.acquire(i, static_cast<uint32_t>(op.thread), now_);
-                    if (granted == Time::max()) return;
-                    if (granted > now_) {
-                        r.gpu_cause = Cause{prev, Phase::Host, CauseKind::Resource};
-                        return q_.push(granted, prio(kLockGrant), kLockGrant, i);
-                    }
                 }
                 return copies_.submit(i);
             case GpuWork::None: return;

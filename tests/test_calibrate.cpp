@@ -20,6 +20,7 @@
 #include "frontend/profile_loader.hpp"
 #include "calibrate/calibration.hpp"
 #include "calibrate/fit.hpp"
+#include "calibrate/fit_threads.hpp"
 #include "calibrate/fit_um.hpp"
 #include "core/error.hpp"
 
@@ -561,6 +562,51 @@ TEST_CASE("calibrate: the pageable D2H wake-up from d2h_busy") {
     const hetsim::calib::Calibration n = hetsim::calib::calibrate({f});
     CHECK(n.find("host.pageable_d2h_wakeup") == nullptr);
     CHECK(std::any_of(n.checks.begin(), n.checks.end(), [](const std::string& x) { return x.find("host.pageable_d2h_wakeup keeps") != std::string::npos; }));
+}
+
+TEST_CASE("calibrate: the staging lock's releases and the waiter's wake-up (pageable_threads)") {
+    using hetsim::calib::LockRelease;
+    // Thread 0's D2H calls at 0-10, 11-20, 45-50; thread 1's at 5-40. At 10 thread 1 waits and
+    // thread 0 asks again 1 us later and returns first (barged); at 20 thread 1 still waits,
+    // thread 0 asks 25 us later and thread 1 returns first (a hand-off); at 40 and 50 nobody waits.
+    const std::vector<LockRelease> r = hetsim::calib::lock_releases({{0, 10, 11, 20, 45, 50}, {5, 40}});
+    REQUIRE(r.size() == 2);
+    CHECK(r[0].gap_us == Approx(1));
+    CHECK(r[0].barged);
+    CHECK(r[1].gap_us == Approx(25));
+    CHECK_FALSE(r[1].barged);
+    // A planted ramp: 40 releases at each gap of 0-20 us (0.25 us steps), a share (15 - gap) / 10
+    // of them barged between 5 and 15 us (all below, none above): wake-up 10 us +- 5 us.
+    std::vector<LockRelease> planted;
+    for (int q = 0; q <= 80; ++q) {
+        const double g = q / 4.0;
+        const int barged = g <= 5 ? 40 : g >= 15 ? 0 : static_cast<int>(std::lround(4 * (15 - g)));
+        for (int k = 0; k < 40; ++k) planted.push_back(LockRelease{g, k < barged});
+    }
+    const hetsim::calib::WakeupFit f = hetsim::calib::fit_lock_wakeup(planted);
+    CHECK(f.us == Approx(10));
+    CHECK(f.spread_us == Approx(5));
+    CHECK(f.brier == Approx(0.0).margin(0.11));
+    CHECK(hetsim::calib::barge_chance(7.5, 10, 5) == Approx(0.75));
+    CHECK(hetsim::calib::barge_chance(10, 10, 0) == 0);
+    // The committed starts with the section: 2026-12-02a alone, and with 2026-12-02b (the
+    // shipped h200.yaml entries, docs/model.md rule 2).
+    auto load = [](const char* path) {
+        hetsim::calib::MicrobenchFile m = hetsim::calib::load_microbench((kSource / path).string());
+        m.path = path;
+        return m;
+    };
+    const auto a = load("validation/measurements/h200/2026-12-02a/microbench.json");
+    const auto b = load("validation/measurements/h200/2026-12-02b/microbench.json");
+    const hetsim::calib::Calibration ca = hetsim::calib::calibrate({a});
+    CHECK(value_of(ca, "host.staging_lock_wakeup") == Approx(14.2e6));  // ps
+    CHECK(value_of(ca, "host.staging_lock_wakeup_spread") == Approx(9.1e6));
+    const hetsim::calib::Calibration cab = hetsim::calib::calibrate({a, b});
+    CHECK(value_of(cab, "host.staging_lock_wakeup") == Approx(14.4e6));
+    CHECK(value_of(cab, "host.staging_lock_wakeup_spread") == Approx(10.3e6));
+    CHECK(cab.find("host.staging_lock_wakeup")->samples == 10107);
+    // Without the section the parameters keep the base profile's entries.
+    CHECK(hetsim::calib::calibrate({committed()}).find("host.staging_lock_wakeup") == nullptr);
 }
 
 TEST_CASE("calibrate: the host hold of a prefetch to the device from um_blocks") {

@@ -265,8 +265,7 @@ threads:
     check_wait(off, "up_b", Time{});
     check_gpu(off, "up_b", us(1010), us(1110));
 
-    // A download takes the lock when its DMA may start (its stream's kernel is done), not when it
-    // is called, and keeps it until its call returns.
+    // Uploads and downloads take locks of their own: an upload does not wait for a download.
     const std::string mixed = R"(streams: [a, b]
 threads:
   ta:
@@ -293,25 +292,86 @@ threads:
       bytes: 1MB
       stream: b
 )";
-    // `down` is called at 0 and blocks; `up` takes the lock at 200 and stages until 1200 (DMA
-    // 300-1210). `down` may start at 500 (k's end) but gets the lock at 1200: its DMA lands the
-    // first 100 KB chunk at 10 GB/s (10 us) and the other 900 KB as the host drains them at 2 GB/s
-    // (450 us): 1200-1660; the call returns after draining the last chunk (50 us) at 1710.
-    // `up2`, called at 1200 while `down` holds the lock, stages 1710-2710 (510 us of sync wait);
-    // its DMA starts after the first chunk (1810) and ends a chunk after the staging: 2720.
-    Sim m = run_with(hw, mixed);
-    check_host(m, "up", us(200), us(1200));
-    check_gpu(m, "down", us(1200), us(1660));
-    check_host(m, "down", Time{}, us(1710));
-    check_host(m, "up2", us(1200), us(2710));
-    check_wait(m, "up2", us(510));
-    check_gpu(m, "up2", us(1810), us(2720));
-    // Off: `down` runs at 500-960 and returns at 1010; `up2` stages 1200-2200 (DMA 1300-2210).
-    Sim moff = run_with(hw + "  rules.staging_lock: off\n", mixed);
-    check_gpu(moff, "down", us(500), us(960));
-    check_host(moff, "down", Time{}, us(1010));
-    check_host(moff, "up2", us(1200), us(2200));
-    check_gpu(moff, "up2", us(1300), us(2210));
+    // `down` is called at 0 and takes the download lock; `up` takes the upload lock at 200 and
+    // stages until 1200 (DMA 300-1210). `down`'s DMA starts at 500 (k's end): the first 100 KB
+    // chunk at 10 GB/s (10 us), the other 900 KB as the host drains them at 2 GB/s (450 us):
+    // 500-960; the call returns after draining the last chunk (50 us) at 1010. `up2` stages
+    // 1200-2200 at once (DMA 1300-2210), with the lock switched off as with it on.
+    for (const char* sw : {"on", "off"}) {
+        Sim m = run_with(hw + "  rules.staging_lock: " + sw + "\n", mixed);
+        check_host(m, "up", us(200), us(1200));
+        check_gpu(m, "down", us(500), us(960));
+        check_host(m, "down", Time{}, us(1010));
+        check_host(m, "up2", us(1200), us(2200));
+        check_wait(m, "up2", Time{});
+        check_gpu(m, "up2", us(1300), us(2210));
+    }
+}
+
+TEST_CASE("rule 2: a pageable download holds the staging lock from its call; a waiter wakes late", "[engine][rules]") {
+    const std::string hw = R"(  host.pageable_d2h_bandwidth: 2GB/s
+  copy.d2h.bandwidth: 10GB/s
+  host.staging_chunk: 100KB
+  host.staging_lock_wakeup: 20us
+)";
+    // ta downloads behind a 500 us kernel, then again at once; tb, 10 us later, downloads behind
+    // a 100 us kernel.
+    const std::string body = R"(streams: [a, b]
+threads:
+  ta:
+    - kernel: ka
+      stream: a
+      duration: 500us
+      grid: 1
+    - memcpy_async: down_a
+      direction: d2h
+      memory: pageable
+      bytes: 1MB
+      stream: a
+    - memcpy_async: again_a
+      direction: d2h
+      memory: pageable
+      bytes: 1MB
+      stream: a
+  tb:
+    - host: prep
+      duration: 10us
+    - kernel: kb
+      stream: b
+      duration: 100us
+      grid: 1
+    - memcpy_async: down_b
+      direction: d2h
+      memory: pageable
+      bytes: 1MB
+      stream: b
+)";
+    // down_a takes the lock when called (0) and keeps it while it waits for ka: its DMA runs
+    // 500-960 (10 us for the first 100 KB chunk at 10 GB/s, 450 us for the other 900 KB drained
+    // at 2 GB/s) and it returns at 1010 (the last chunk drained). down_b asks at 10: it waits,
+    // though kb is done at 110 (490 us of sync wait to 500 at least). At 1010 the lock is free
+    // and down_b would wake at 1030, but ta asks again at once (again_a, 1010) and takes it:
+    // DMA 1010-1470, returns 1520. down_b wakes at 1540: DMA 1540-2000, returns 2050, having
+    // waited 1530 us for the lock (10 -> 1540) and 510 for its DMA and the last chunk's draining.
+    Sim s = run_with(hw, body);
+    check_host(s, "down_a", Time{}, us(1010));
+    check_gpu(s, "down_a", us(500), us(960));
+    check_gpu(s, "again_a", us(1010), us(1470));
+    check_host(s, "again_a", us(1010), us(1520));
+    check_gpu(s, "down_b", us(1540), us(2000));
+    check_host(s, "down_b", us(10), us(2050));
+    check_wait(s, "down_b", us(2040));
+    // The wake-ups spread over 20 +- 10 us: the k-th release with a waiter wakes it 20 + 10 x
+    // (2u - 1) us later, u = frac(1/2 + k x 0.6180339887...). The release at 1010 (k = 0, u =
+    // 1/2: 20 us) is barged; the one at 1520 (k = 1, u = 0.11803...) wakes down_b
+    // 12.360679775 us later: DMA from 1532.360680 us (rounded to the picosecond).
+    Sim spread = run_with(hw + "  host.staging_lock_wakeup_spread: 10us\n", body);
+    check_gpu(spread, "down_b", ps(1'532'360'680), ps(1'992'360'680));
+    // Switched off: no lock. down_b's DMA runs at 110-570, queued behind nothing (down_a's DMA
+    // starts at 500 on the same D2H engine: behind down_b, 570-1030).
+    Sim off = run_with(hw + "  rules.staging_lock: off\n", body);
+    check_gpu(off, "down_b", us(110), us(570));
+    check_gpu(off, "down_a", us(570), us(1030));
 }
 
 // ---------------------------------------------------------------- rule 3: legacy stream switch
