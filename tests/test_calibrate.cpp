@@ -513,17 +513,43 @@ TEST_CASE("calibrate: the host cache size from h2d_warm_gap when an input has it
     CHECK(value_of(c, "host.staging_cache") == 24.0 * 1048576);
     CHECK(c.find("host.staging_cache")->source.find("h2d_warm_gap") != std::string::npos);
     CHECK(c.find("host.staging_cache")->source.find("32 MiB stages at 7.5GB/s") != std::string::npos);
-    // A pause-warm speed that never falls (all four sizes at 11-12 GB/s): no knee there, so the
-    // size comes from h2d_warm (32 MiB), and a check says so.
-    for (auto& p : pts)
+    // A pause-warm speed that never falls (all four sizes at 11-12 GB/s, as on 2026-12-02a and c):
+    // the cache holds at least the largest size measured, 32 MiB, even where copies back to back
+    // (h2d_warm, now warm up to 64 MiB) stay warm further: that threshold is not read.
+    for (auto& p : pts) {
         if (p["mode"] == "h2d_warm_gap" && p["bytes"] == 32 * 1048576) {
             const double us = 32 * 1048576.0 / 11e9 * 1e6;
             p["call_us"] = {us, us, us};
         }
+        if (p["mode"] == "h2d_warm" && p["bytes"] == 64 * 1048576) {
+            const double us = 64 * 1048576.0 / 20e9 * 1e6;
+            p["call_us"] = {us, us, us};
+        }
+    }
     c = hetsim::calib::calibrate({f});
     CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
-    CHECK(std::any_of(c.checks.begin(), c.checks.end(),
-                      [](const std::string& x) { return x.find("h2d_warm_gap: no size falls below") != std::string::npos; }));
+    CHECK(c.find("host.staging_cache")->source.find("a lower bound (back to back, h2d_warm, stays warm up to 64 MiB)") != std::string::npos);
+    // Without h2d_warm_gap, the back-to-back threshold: 64 MiB.
+    json no_gap = json::array();
+    for (const auto& p : pts)
+        if (p["mode"] != "h2d_warm_gap") no_gap.push_back(p);
+    pts = no_gap;
+    c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "host.staging_cache") == 64.0 * 1048576);
+    CHECK(c.find("host.staging_cache")->source.find("pageable_sweep h2d_warm: largest size") != std::string::npos);
+}
+
+TEST_CASE("calibrate: the committed starts whose pause-warm sweep never turns cold keep 32 MiB") {
+    // 2026-12-02a and c stage 32 MiB after a 2 ms pause at 14.3 and 12.2 GB/s (cold 8.9 and 5.9):
+    // the largest size measured, not h2d_warm's back-to-back 64 MiB.
+    for (const char* s : {"validation/measurements/h200/2026-12-02a/microbench.json", "validation/measurements/h200/2026-12-02c/microbench.json"}) {
+        INFO(s);
+        hetsim::calib::Calibration c = hetsim::calib::calibrate({hetsim::calib::load_microbench((kSource / s).string())});
+        CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
+    }
+    // 2026-12-02b turns cold at 32 MiB (9.4 GB/s against a threshold of 9.4): 24 MiB.
+    hetsim::calib::Calibration b = hetsim::calib::calibrate({hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-02b/microbench.json").string())});
+    CHECK(value_of(b, "host.staging_cache") == 24.0 * 1048576);
 }
 
 TEST_CASE("calibrate: the pageable D2H wake-up from d2h_busy") {

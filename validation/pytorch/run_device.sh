@@ -9,8 +9,8 @@
 # its own time limit (twice its estimate, at least estimate + 30 s, never past the budget).
 # Environment: PYTHON (default python3); DRY_RUN_CPU=1 runs every configuration with
 # --device cpu --quick and skips the CUDA checks (a test of this script without a GPU).
-# PROTOCOL=interleaved (the default; not yet measured on the H200: validation/device_requests/
-# pt3_pytorch_interleaved.md) runs measure_group.py once per group of
+# PROTOCOL=interleaved (the default; measured on the H200 from 2026-12-02a on) runs
+# measure_group.py once per group of
 # configurations (the cnn_train what-if pairs in one process, blocks interleaved round robin,
 # threads and CPUs pinned), after host_cpus.py (the host's speed per CPU), and, with budget
 # left, the cnn_train group a second time into OUT's repeat/ (the process-to-process check);
