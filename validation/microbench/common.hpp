@@ -99,6 +99,15 @@ void warm_kernels(cudaStream_t s);
 cudaError_t k_mod_a(cudaStream_t s);
 cudaError_t k_mod_b(cudaStream_t s);
 
+// kernels_gi.cu: kernels of graph_instantiate only (their own module, first used there). Kinds:
+// empty (1 x 1, no parameters), spin (1 x 32, spins 1 us, 3 parameters), wide (grid x 256, 8 pointers
+// + 2 ints, does nothing), d0..d3 (four distinct functions of the wide shape), cold_empty and
+// cold_wide (used once, for a kernel's first instantiation). i is the node index (an int parameter).
+enum GiKind { kGiEmpty, kGiSpin, kGiWide, kGiD0, kGiD1, kGiD2, kGiD3, kGiColdEmpty, kGiColdWide };
+cudaError_t k_gi_launch(cudaStream_t s, int kind, int grid, int i);
+// Adds one kernel node of `kind` to g, depending on *dep (none when dep is null).
+cudaError_t k_gi_add_node(cudaGraph_t g, cudaGraphNode_t* node, const cudaGraphNode_t* dep, int kind, int grid, int i);
+
 // ---- context ----------------------------------------------------------------------------------
 struct Options {
     std::string out;
@@ -237,6 +246,8 @@ void bench_pageable_threads(Ctx&, json&);
 void bench_graph_node_work(Ctx&, json&);
 // bench_v6.cu: CPU-fault passes of 8-64 MiB, and a kernel beside a kernel that demand-faults.
 void bench_um_beside_faults(Ctx&, json&);
+// bench_v7.cu: cudaGraphInstantiate host time vs nodes, kernel shape, build method, first use; upload launch.
+void bench_graph_instantiate(Ctx&, json&);
 
 // Managed memory helpers.
 cudaMemLocation loc_device(int dev);

@@ -530,6 +530,15 @@ const std::vector<Bench>& benches() {
          "both ways; a 200 us spin kernel of 66 x 256 threads launched before and 0-2000 us after a kernel that faults "
          "32 MiB, per-block stamps, and alone / beside the same kernel on resident pages",
          bench_um_beside_faults},
+        // bench_v7.cu: validation 60, 61, 104 (cudaGraphInstantiate longer than graph.instantiate_*).
+        {"graph_instantiate",
+         {},
+         "cudaGraphInstantiate host time vs nodes, kernel shape, distinct functions, build method and a kernel's first use "
+         "(graph.instantiate_per_node, which has no fixed term, and host.module_load_cost); the first launch (upload) vs later",
+         "chains of 1-2000 kernel nodes (empty, 1 us spin, 132 x 256 with 8 pointer args, 4 distinct kernels cycled), built "
+         "by stream capture and by cudaGraphAddKernelNode: build and instantiate host time per rep, no profiler; cold "
+         "kernels' first instantiation; first three launches (host call, to sync return, events) at 100 and 2000 nodes",
+         bench_graph_instantiate},
     };
     return v;
 }
