@@ -824,6 +824,55 @@ void fit_staging_lock_wakeup(const Pool& pool, Builder& b) {
     b.add("host.staging_lock_wakeup_spread", format_time_literal(ps_of_us(f.spread_us)), recipe, how, res, f.n);
 }
 
+// ---- gpu.cross_engine_wait (thread_launch_sync, one thread, spin kernel; docs/model.md rule 1) ----
+// One host thread: launch a spin kernel of S us, a 4 KiB pinned D2H, a stream sync. The D2H call
+// returns long before the kernel ends, so the copy waits on the GPU for it. Each iteration is, in
+// the model: the launch call + gpu.launch_latency + S + gpu.stream_gap + gpu.cross_engine_wait +
+// the copy + host.sync_wakeup; the fit is the median of what the iterations leave for the wait.
+void fit_cross_engine_wait(const Pool& pool, Builder& b) {
+    std::vector<double> x;
+    const double ll = static_cast<double>(b.value_of("gpu.launch_latency")) * 1e-6;
+    const double sw = static_cast<double>(b.value_of("host.sync_wakeup")) * 1e-6;
+    const double sg = static_cast<double>(b.value_of("gpu.stream_gap")) * 1e-6;
+    const double fixed = static_cast<double>(b.value_of("copy.d2h.fixed")) * 1e-6;
+    const double bw = static_cast<double>(b.value_of("copy.d2h.bandwidth"));
+    for (const J& bench : pool.maybe("thread_launch_sync")) {
+        const double bytes = bench.has("config") && bench["config"].has("d2h_bytes")
+                                 ? static_cast<double>(bench["config"]["d2h_bytes"].integer())
+                                 : 4096.0;
+        const double copy = fixed + (bw > 0 ? bytes / bw * 1e6 : 0.0);
+        J pts = bench["points"].nonempty();
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            const std::string k = p["kernel"].str();
+            if (p["threads"].integer() != 1 || k.rfind("spin", 0) != 0) continue;
+            double spin = 0;
+            try {
+                spin = std::stod(k.substr(4));  // "spin20us": 20
+            } catch (const std::exception&) {
+                p["kernel"].fail("names no spin time in us (expected spin<N>us)");
+            }
+            J per = p["per_thread"].nonempty();
+            const std::vector<double> launch = per.at(0)["launch_us"].nums(), d2h = per.at(0)["d2h_us"].nums(),
+                                      iter = per.at(0)["iter_us"].nums();
+            if (launch.size() != iter.size() || d2h.size() != iter.size())
+                per.at(0)["iter_us"].fail("differs in length from launch_us or d2h_us");
+            for (size_t it = 1; it < iter.size(); ++it) {  // the first iteration warms up
+                if (launch[it] + d2h[it] >= launch[it] + ll + spin) continue;  // the copy did not wait
+                x.push_back(iter[it] - launch[it] - ll - spin - sg - copy - sw);
+            }
+        }
+    }
+    if (x.empty()) return;
+    const double med = fit::median(x);
+    std::vector<double> dev;
+    for (double v : x) dev.push_back(std::abs(v - med));
+    b.time("gpu.cross_engine_wait", med,
+           "thread_launch_sync, one thread, spin kernel: iteration - launch call - gpu.launch_latency - spin - "
+           "gpu.stream_gap - the D2H copy - host.sync_wakeup",
+           "median (iterations after the first)", fit::median(dev), x.size());
+}
+
 // ---- copy.duplex_factor (duplex) -----------------------------------------------------------------
 
 void fit_duplex(const Pool& pool, Builder& b) {
@@ -1846,6 +1895,7 @@ void run_fits(const Pool& pool, Builder& b) {
     fit_pageable(pool, b);
     fit_pageable_d2h_wakeup(pool, b);
     fit_staging_lock_wakeup(pool, b);
+    fit_cross_engine_wait(pool, b);
     fit_hbm(pool, b);
     fit_um(pool, b);
     fit_duplex(pool, b);

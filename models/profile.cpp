@@ -172,6 +172,9 @@ const std::vector<ParamDecl>& param_decls() {
         t("gpu.launch_latency", &P::launch_latency, true, "API call returns -> work starts on an idle stream"),
         t("gpu.stream_gap", &P::stream_gap, true, "gap between dependent ops of one stream"),
         t("gpu.event_gap", &P::event_gap, true, "gap of a dependency through an event or the legacy stream"),
+        t("gpu.cross_engine_wait", &P::cross_engine_wait, true,
+          "added to gpu.stream_gap when a pinned H2D/D2H copy waited in its stream for a kernel to end, or a kernel "
+          "for such a copy"),
         n("sm.count", &P::sm_count, "number of SMs", closed(1, 1024),
           "7x the 148 SMs of a B200"),
         n("sm.max_threads", &P::sm_threads, "resident threads per SM", closed(1, 8192), "4x today's 2048"),
@@ -299,6 +302,8 @@ const std::vector<ParamDecl>& param_decls() {
         rule("rules.graphs", &P::Rules::graphs, "CUDA graph costs (off: graph nodes cost what stream launches cost)"),
         rule("rules.um_migration", &P::Rules::um_migration, "managed memory migrates on faults (off: always resident)"),
         rule("rules.alloc_costs", &P::Rules::alloc_costs, "allocation calls cost host time; cudaFree syncs the device"),
+        rule("rules.cross_engine_wait", &P::Rules::cross_engine_wait,
+             "a copy that waited for a kernel in its stream (or the reverse) starts gpu.cross_engine_wait later"),
         rule("rules.host_sync", &P::Rules::host_sync,
              "host queue, flag, thread start and join costs and wake-ups (off: hand-offs are instant)"),
     };

@@ -48,6 +48,7 @@ struct HwProfile {
     Time launch_latency;  // API call returns -> GPU work may start on an idle stream
     Time stream_gap;      // dependent ops in one stream: end -> next start
     Time event_gap;       // dependency through an event or the legacy stream
+    Time cross_engine_wait;  // extra gap when a pinned copy waited in its stream for a kernel, or a kernel for one
     // SMs and HBM.
     uint64_t sm_count = 0, sm_threads = 0, sm_blocks = 0, sm_registers = 0, sm_shared_memory = 0;
     uint64_t hbm_bw = 0;
@@ -93,7 +94,7 @@ struct HwProfile {
              staging_cache = true, staging_lock = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
              sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true,
-             host_sync = true;
+             host_sync = true, cross_engine_wait = true;
     } rules;
 };
 

@@ -643,6 +643,17 @@ private:
         return hw_.event_gap;
     }
 
+    // A kernel and a pinned H2D/D2H copy, in either order (stream launches, not graph nodes).
+    bool cross_engine(uint32_t from, uint32_t to) const {
+        const Op& a = ops_[from];
+        const Op& b = ops_[to];
+        if (a.graph_node || b.graph_node) return false;
+        auto engine_copy = [&](const Op& o) {
+            return o.kind == OpKind::Memcpy && o.dir != CopyDir::D2D && !is_pageable_copy(hw_, o);
+        };
+        return (a.kind == OpKind::Kernel && engine_copy(b)) || (engine_copy(a) && b.kind == OpKind::Kernel);
+    }
+
     // When GPU op i may start, as its dependencies have said so far: kept in its record's
     // gpu_start from its submission until a unit starts it (and writes the real start there),
     // so that the engine holds no per-op times of its own.
@@ -738,6 +749,10 @@ private:
             }
             uint32_t to = ed.to;
             Time at = end + gap(from, to, ed.kind, from_host);
+            // Rule 1: a pinned copy that already waited on the GPU for the kernel before it in
+            // its stream (or a kernel for such a copy) is handed over later than a kernel to a kernel.
+            if (!from_host && ed.kind == CauseKind::StreamOrder && ready(to) <= end && cross_engine(from, to))
+                at += hw_.cross_engine_wait;
             Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, ed.kind};
             if (Program::has_gpu_phase(ops_[to].kind)) {
                 Cause& why = rec_[to].gpu_cause;

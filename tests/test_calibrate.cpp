@@ -878,3 +878,41 @@ TEST_CASE("calibrate: the CPU-fault rate beside copies from um_beside_faults") {
     CHECK(hetsim::load_profile("h200", {"test"}).um_cpu_fault_beside_copies == 0.121);
     CHECK(hetsim::calib::calibrate({committed()}).find("um.cpu_fault_beside_copies") == nullptr);
 }
+
+TEST_CASE("calibrate: gpu.cross_engine_wait from one thread of thread_launch_sync") {
+    hetsim::calib::MicrobenchFile f = committed();  // 2026-11-30a: no thread_launch_sync section
+    REQUIRE(!f.doc["benchmarks"].contains("thread_launch_sync"));
+    const hetsim::calib::Calibration base = hetsim::calib::calibrate({f});
+    CHECK(base.find("gpu.cross_engine_wait") == nullptr);  // keeps the base profile's entry
+    // The file's own fits, in us.
+    const double ll = value_of(base, "gpu.launch_latency") * 1e-6, sw = value_of(base, "host.sync_wakeup") * 1e-6,
+                 sg = value_of(base, "gpu.stream_gap") * 1e-6,
+                 copy = value_of(base, "copy.d2h.fixed") * 1e-6 + 4096.0 / value_of(base, "copy.d2h.bandwidth") * 1e6;
+    // One thread, a 20 us spin kernel: iterations that leave 4, 5 and 6 us for the wait (median 5);
+    // the first iteration (warm-up) and the 2-thread and empty-kernel points count for nothing.
+    auto iters = [&](std::vector<double> waits) {
+        nlohmann::json t = {{"launch_us", nlohmann::json::array()}, {"d2h_us", nlohmann::json::array()},
+                            {"sync_us", nlohmann::json::array()}, {"iter_us", nlohmann::json::array()}, {"total_us", 0}};
+        for (double w : waits) {
+            const double launch = 4, d2h = 2, iter = launch + ll + 20 + sg + w + copy + sw;
+            t["launch_us"].push_back(launch);
+            t["d2h_us"].push_back(d2h);
+            t["sync_us"].push_back(iter - launch - d2h);
+            t["iter_us"].push_back(iter);
+        }
+        return t;
+    };
+    f.doc["benchmarks"]["thread_launch_sync"] = {
+        {"config", {{"d2h_bytes", 4096}}},
+        {"points",
+         {{{"kernel", "spin20us"}, {"threads", 1}, {"rep", 0}, {"per_thread", {iters({50, 4, 6, 5})}}},
+          {{"kernel", "spin20us"}, {"threads", 2}, {"rep", 0}, {"per_thread", {iters({30, 30}), iters({30, 30})}}},
+          {{"kernel", "empty"}, {"threads", 1}, {"rep", 0}, {"per_thread", {iters({-3, -3})}}}}}};
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "gpu.cross_engine_wait") == Approx(5e6).margin(2));  // ps, rounding of the literal
+    CHECK(c.find("gpu.cross_engine_wait")->samples == 3);
+    // Committed data: 2026-12-01a alone gives 4.93 us.
+    hetsim::calib::MicrobenchFile a =
+        hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-01a/microbench.json").string());
+    CHECK(value_of(hetsim::calib::calibrate({a}), "gpu.cross_engine_wait") == Approx(4.93e6).epsilon(0.01));
+}

@@ -177,6 +177,66 @@ threads:
 )";
 }  // namespace
 
+TEST_CASE("rule 1: a pinned copy that waited for a kernel in its stream (or the reverse) starts later", "[engine][rules]") {
+    // gpu.stream_gap 1 us, gpu.cross_engine_wait 3 us, copies at 1 GB/s (1 MB = 1000 us), calls
+    // free (zero_latency). Every op is issued at 0, so each waits on the GPU for the one before it:
+    // k 0-100; down (kernel -> copy) 100 + 1 + 3 = 104-1104; up (copy -> copy, no kernel) 1105-2105;
+    // k2 (copy -> kernel) 2105 + 1 + 3 = 2109-2209.
+    const std::string body = R"(streams: [s]
+threads:
+  main:
+    - {kernel: k, stream: s, duration: 100us, grid: 1}
+    - {memcpy_async: down, direction: d2h, memory: pinned, bytes: 1MB, stream: s}
+    - {memcpy_async: up, direction: h2d, memory: pinned, bytes: 1MB, stream: s}
+    - {kernel: k2, stream: s, duration: 100us, grid: 1}
+)";
+    const std::string hw = "  gpu.stream_gap: 1us\n  gpu.cross_engine_wait: 3us\n  copy.h2d.bandwidth: 1GB/s\n"
+                           "  copy.d2h.bandwidth: 1GB/s\n  rules.copy_efficiency: off\n";
+    Sim on = run_with(hw, body);
+    check_gpu(on, "k", Time{}, us(100));
+    check_gpu(on, "down", us(104), us(1104));
+    check_gpu(on, "up", us(1105), us(2105));
+    check_gpu(on, "k2", us(2109), us(2209));
+    // Switched off: the stream gap alone, 1 us at each step.
+    Sim off = run_with(hw + "  rules.cross_engine_wait: off\n", body);
+    check_gpu(off, "down", us(101), us(1101));
+    check_gpu(off, "up", us(1102), us(2102));
+    check_gpu(off, "k2", us(2103), us(2203));
+    // A copy that reaches the GPU only after the kernel ended did not wait for it: launch latency
+    // 20 us, so k runs 20-30; down is issued at 15 (after 15 us of host work) and arrives at 35,
+    // later than 30 + 1: it starts at 35, without the cross-engine wait.
+    Sim late = run_with(hw + "  gpu.launch_latency: 20us\n", R"(streams: [s]
+threads:
+  main:
+    - {kernel: k, stream: s, duration: 10us, grid: 1}
+    - {host: work, duration: 15us}
+    - {memcpy_async: down, direction: d2h, memory: pinned, bytes: 1MB, stream: s}
+)");
+    check_gpu(late, "k", us(20), us(30));
+    check_gpu(late, "down", us(35), us(1035));
+    // Issued at 5 instead, it arrives at 25, before k ends: it waited, 30 + 1 + 3 = 34.
+    Sim early = run_with(hw + "  gpu.launch_latency: 20us\n", R"(streams: [s]
+threads:
+  main:
+    - {kernel: k, stream: s, duration: 10us, grid: 1}
+    - {host: work, duration: 5us}
+    - {memcpy_async: down, direction: d2h, memory: pinned, bytes: 1MB, stream: s}
+)");
+    check_gpu(early, "down", us(34), us(1034));
+    // A pageable copy keeps the stream gap (rule 2's wake-ups were fitted with it): the same
+    // timeline with the rule on and off.
+    const std::string pageable = R"(streams: [s]
+threads:
+  main:
+    - {kernel: k, stream: s, duration: 100us, grid: 1}
+    - {memcpy_async: down, direction: d2h, memory: pageable, bytes: 1MB, stream: s}
+)";
+    Sim pon = run_with(hw, pageable);
+    Sim poff = run_with(hw + "  rules.cross_engine_wait: off\n", pageable);
+    CHECK(pon.op("down").gpu_start == poff.op("down").gpu_start);
+    CHECK(pon.op("down").gpu_end == poff.op("down").gpu_end);
+}
+
 TEST_CASE("rule 2: a pageable H2D larger than the staging pool blocks until its DMA starts", "[engine][rules]") {
     Sim s = run_with(kPool, kPoolBody);
     // Staging alone would take 4 MB / 1 GB/s = 4000 us. The DMA waits for `busy` (5000 us), so
