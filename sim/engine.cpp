@@ -426,25 +426,20 @@ private:
         }
         th.presynced = false;
         const Time called = now_ + host_.call(t, hw_.memcpy_call_cost, now_);
-        if (pageable && op.dir == CopyDir::H2D) {
-            staging_.touch(i);
-            if (!staging_.locks(op)) return stage_upload(t, i, called, called, -1);
-            // Another thread's pageable upload holds the bounce buffers: the call waits its turn
-            // (rules.staging_lock), and stages when granted (release_staging_lock).
-            const int32_t prev = staging_.holder(i);
-            const Time granted = staging_.acquire(i, t, called);
-            if (granted == Time::max()) return;
-            return stage_upload(t, i, called, granted, prev);
-        }
+        const bool upload = pageable && op.dir == CopyDir::H2D;
+        if (upload) staging_.touch(i);
+        Time start = called;
+        int32_t prev = -1;
         if (pageable && staging_.locks(op)) {
-            // A pageable download takes the download lock when called (rules.staging_lock); while
-            // another thread's download holds it, the call waits its turn (lock_wakes).
-            const int32_t prev = staging_.holder(i);
-            const Time granted = staging_.acquire(i, t, called);
-            if (granted == Time::max()) return;
-            return issue_copy(t, i, called, granted, prev);
+            // A pageable copy takes its direction's staging lock when called (rules.staging_lock):
+            // while another thread's copy holds it, the call waits its turn, an upload until
+            // release_staging_lock grants it, a download until it wakes (lock_wakes).
+            prev = staging_.holder(i);
+            start = staging_.acquire(i, t, called);
+            if (start == Time::max()) return;
         }
-        issue_copy(t, i, called, called, -1);
+        if (upload) return stage_upload(t, i, called, start, prev);
+        issue_copy(t, i, called, start, prev);
     }
 
     // Copy i (not a pageable upload), called at `called`, goes on at `start` (later when it waited
