@@ -107,13 +107,8 @@ void bench_um_roundtrip(Ctx& c, json& out) {
     json pts = json::array();
     std::vector<double> last_gpu, last_host;
     for (size_t S : sizes) {
-        if (S + 1 * GiB > usable_device_bytes()) {
-            pts.push_back({{"bytes", S}, {"skipped", "not enough free device memory (free - 2 GiB - 1 GiB)"}});
-            continue;
-        }
-        char* m = nullptr;
-        CK(cudaMallocManaged((void**)&m, S, cudaMemAttachGlobal));
-        touch_host(m, S, true, 1);
+        char* m = host_written_managed(S, pts, "not enough free device memory (free - 2 GiB - 1 GiB)");
+        if (!m) continue;
         for (const auto& v : variants) {
             json rj = json::array();
             for (int r = 0; r < reps; ++r) {
@@ -181,13 +176,8 @@ void bench_um_prefetch_host(Ctx& c, json& out) {
     json pts = json::array();
     std::vector<double> pv_alone, pv_read, pv_beside;
     for (size_t S : sizes) {
-        if (S + 1 * GiB > usable_device_bytes()) {
-            pts.push_back({{"bytes", S}, {"skipped", "not enough free device memory"}});
-            continue;
-        }
-        char* m = nullptr;
-        CK(cudaMallocManaged((void**)&m, S, cudaMemAttachGlobal));
-        touch_host(m, S, true, 1);
+        char* m = host_written_managed(S, pts, "not enough free device memory");
+        if (!m) continue;
         const uint64_t spin_ns = uint64_t(std::max(4000.0, 1.5 * double(S) / 8000.0 + 2000.0) * 1000.0);  // > prefetch at 8 GB/s
         for (const auto& cs : cases) {
             json rj = json::array();
@@ -275,13 +265,8 @@ void bench_um_sparse(Ctx& c, json& out) {
     json pts = json::array();
     std::vector<double> pv_sparse, pv_dense;
     for (size_t S : sizes) {
-        if (S + 1 * GiB > usable_device_bytes()) {
-            pts.push_back({{"bytes", S}, {"skipped", "not enough free device memory"}});
-            continue;
-        }
-        char* mm = nullptr;
-        CK(cudaMallocManaged((void**)&mm, S, cudaMemAttachGlobal));
-        touch_host(mm, S, true, 1);
+        char* mm = host_written_managed(S, pts, "not enough free device memory");
+        if (!mm) continue;
         for (const auto& m : modes) {
             std::vector<double> fault, res;
             auto run = [&] {

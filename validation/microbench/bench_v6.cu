@@ -69,13 +69,8 @@ void bench_um_beside_faults(Ctx& c, json& out) {
         char* dcopy = nullptr;
         CK(cudaMalloc((void**)&dcopy, copy_bytes));
         for (size_t S : sizes) {
-            if (S + 1 * GiB > usable_device_bytes()) {
-                host_pts.push_back({{"bytes", S}, {"skipped", "not enough free device memory (free - 2 GiB - 1 GiB)"}});
-                continue;
-            }
-            char* m = nullptr;
-            CK(cudaMallocManaged((void**)&m, S, cudaMemAttachGlobal));
-            touch_host(m, S, true, 1);
+            char* m = host_written_managed(S, host_pts, "not enough free device memory (free - 2 GiB - 1 GiB)");
+            if (!m) continue;
             for (const char* variant : {"alone", "beside_copies"}) {
                 const bool copies = std::string(variant) == "beside_copies";
                 json rj = json::array();

@@ -258,6 +258,10 @@ double touch_host(char* p, size_t bytes, bool write, unsigned char v);
 // GPU time (events ev[0], ev[1]) of whatever f issues into s.
 double ktime(cudaStream_t s, const EventPool& ev, const std::function<void()>& f);
 void prefetch_sync(void* p, size_t bytes, cudaMemLocation l, cudaStream_t s);
+// A managed buffer of `bytes` (cudaMallocManaged, attached globally) first written by the host
+// (touch_host), or nullptr when it and 1 GiB more would pass usable_device_bytes(): then `pts`
+// gets the point {"bytes": bytes, "skipped": why} and nothing is allocated.
+char* host_written_managed(size_t bytes, json& pts, const char* why);
 // Whether managed memory migrates on demand here; otherwise marks the section skipped.
 bool managed_ok(Ctx& c, json& out);
 

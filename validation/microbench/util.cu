@@ -277,6 +277,17 @@ double touch_host(char* p, size_t bytes, bool write, unsigned char v) {
     return ns_to_us(now_ns() - t0);
 }
 
+char* host_written_managed(size_t bytes, json& pts, const char* why) {
+    if (bytes + 1 * GiB > usable_device_bytes()) {
+        pts.push_back({{"bytes", bytes}, {"skipped", why}});
+        return nullptr;
+    }
+    char* m = nullptr;
+    CK(cudaMallocManaged((void**)&m, bytes, cudaMemAttachGlobal));
+    touch_host(m, bytes, true, 1);
+    return m;
+}
+
 double ktime(cudaStream_t s, const EventPool& ev, const std::function<void()>& f) {
     CK(cudaEventRecord(ev[0], s));
     f();
