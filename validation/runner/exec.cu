@@ -332,6 +332,7 @@ private:
     void exec_handoff(const Op& o, int64_t& a, int64_t& b);
     void build_dag(size_t g);
     RunResult run_once(bool instrumented);
+    void host_func_times(uint32_t i, OpTimes& T);
     void calibrate_ref();
     void collect(RunResult& r, int64_t cupti_offset);
     void reset();
@@ -356,6 +357,10 @@ private:
 };
 
 void Executor::choose_timing_before_cuda() {
+    if (O.plain_child) {
+        timing = Timing::Events;  // no timing events are created: every run is uninstrumented
+        return;
+    }
     if (O.timing == TimingRequest::Events) {
         timing = Timing::Events;
         M.timing_note = "events requested";
@@ -450,7 +455,8 @@ void Executor::setup() {
     }
     capture_graphs();
     ev_timed.assign(P.ops.size(), 0);
-    if (timing == Timing::Events) enable_event_timing(true);
+    if (O.plain_child) {
+    } else if (timing == Timing::Events) enable_event_timing(true);
     else enable_event_timing(false);  // prefetches: no CUPTI record kind
     setup_tasks();
     CK(cudaDeviceSynchronize());
@@ -766,7 +772,7 @@ void Executor::capture_graphs() {
         CK(cudaStreamDestroy(cs));
         tl_note.clear();
     }
-    if (ng && timing == Timing::Events)
+    if (ng && timing == Timing::Events && !O.plain_child)
         M.warnings.push_back("graph nodes get GPU times from CUPTI only: with event timing, only their host_func nodes are timed");
     bool dags = false;
     for (const Graph& G : P.graphs) dags |= !G.chain();
@@ -1144,7 +1150,9 @@ void Executor::exec_op(uint32_t i, int w) {
     const Op& o = P.ops[i];
     tl_op = int(i);
     g_progress[w].store(i, std::memory_order_relaxed);
-    OpTimes* T = instr ? &cur->ops[i] : nullptr;
+    // Host stamps in every run (the two steady_clock reads around a call are taken anyway); GPU
+    // timing (events, CUPTI ids) only in instrumented runs.
+    OpTimes* T = &cur->ops[i];
     if (o.kind == OpKind::HostWork) {
         int64_t a = steady_ns();
         for (const uint32_t* u = P.uses_begin(o); u != P.uses_begin(o) + P.uses_count(o); ++u) touch_host_pages(buf[*u], P.buffers[*u].bytes);
@@ -1161,7 +1169,7 @@ void Executor::exec_op(uint32_t i, int w) {
     if (o.graph_node) {
         // Executed by its graph_launch: no host call; host times = the launch call's end.
         const int launch_op = PL.launch_of[i];
-        if (T && !std::isnan(cur->ops[launch_op].host_end)) T->host_start = T->host_end = cur->ops[launch_op].host_end;
+        if (!std::isnan(cur->ops[launch_op].host_end)) T->host_start = T->host_end = cur->ops[launch_op].host_end;
         return;
     }
     if (Program::is_allocation(o.kind) || o.kind == OpKind::QueuePut || o.kind == OpKind::QueueGet || o.kind == OpKind::HostWait ||
@@ -1179,8 +1187,8 @@ void Executor::exec_op(uint32_t i, int w) {
     CopyArgs c;
     if (o.kind == OpKind::Memcpy) c = copy_args(o, scr[w]);
     else if (o.kind == OpKind::Memset) c.dst = scr[w].dev_dst ? scr[w].dev_dst : tiny_dev;
-    const bool ev = T && ev_timed[i];
-    const bool cu = T && timing == Timing::Cupti &&
+    const bool ev = instr && ev_timed[i];
+    const bool cu = instr && timing == Timing::Cupti &&
                     (o.kind == OpKind::Kernel || o.kind == OpKind::Memcpy || o.kind == OpKind::Memset || o.kind == OpKind::GraphLaunch);
     if (ev && ev_start[i]) CK(cudaEventRecord(ev_start[i], s));
     if (cu) cupti::push(ext_id(i));
@@ -1346,7 +1354,7 @@ RunResult Executor::run_once(bool instrumented) {
     instr = instrumented;
     token = ++calib_token;  // strictly increasing across runs; also names this run's CUPTI ids
     cur = &r;
-    if (instr) r.ops.assign(P.ops.size(), OpTimes{});
+    r.ops.assign(P.ops.size(), OpTimes{});
     bool any_ev = false;
     for (char c : ev_timed) any_ev |= c != 0;
     if (instr && any_ev) calibrate_ref();
@@ -1397,9 +1405,24 @@ RunResult Executor::run_once(bool instrumented) {
         collect(r, (off_before + off_after) / 2);
         g_phase = saved;
     }
+    else {
+        for (uint32_t i = 0; i < P.ops.size(); ++i)
+            if (P.ops[i].kind == OpKind::HostFunc) host_func_times(i, r.ops[i]);
+    }
     reset();
     cur = nullptr;
     return r;
+}
+
+// A host function's GPU phase: its callback's own host-clock stamps (every run has them).
+void Executor::host_func_times(uint32_t i, OpTimes& T) {
+    const Op& o = P.ops[i];
+    const Stamps* st = o.graph_node ? node_stamps[PL.graph_of_node(P, i)][PL.node_of[i]].get() : op_stamps[i].get();
+    uint32_t k = o.graph_node ? launch_seq[PL.launch_of[i]] : 0;
+    if (st && k < st->n.load() && k < st->start.size()) {
+        T.gpu_start = double(st->start[k] - t0);
+        T.gpu_end = double(st->end[k] - t0);
+    }
 }
 
 void Executor::collect(RunResult& r, int64_t cupti_offset) {
@@ -1411,13 +1434,7 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
         OpTimes& T = r.ops[i];
         const double call_end = o.thread >= 0 ? T.host_end : T.issue_end;
         if (o.kind == OpKind::HostFunc) {
-            // The callback's own host-clock stamps.
-            const Stamps* st = o.graph_node ? node_stamps[PL.graph_of_node(P, i)][PL.node_of[i]].get() : op_stamps[i].get();
-            uint32_t k = o.graph_node ? launch_seq[PL.launch_of[i]] : 0;
-            if (st && k < st->n.load() && k < st->start.size()) {
-                T.gpu_start = double(st->start[k] - t0);
-                T.gpu_end = double(st->end[k] - t0);
-            }
+            host_func_times(i, T);
             continue;
         }
         if (o.graph_node) {
@@ -1540,11 +1557,21 @@ Measurement Executor::run_all() {
             if (timing == Timing::Cupti) cupti::disable();
             g_phase = int(Phase::Uninstrumented);
             g_run = 1;
-            M.uninstrumented_ns.push_back(run_once(false).end_to_end_sync_ns);
+            M.plain.push_back(run_once(false));
+            M.uninstrumented_ns.push_back(M.plain.back().end_to_end_sync_ns);
         }
         warm = 0;
     }
-    if (O.cold_child) {
+    if (O.plain_child) {
+        // The uninstrumented runs of a program, in a process that never loaded CUPTI.
+        for (int k = 1; k <= O.warmup; ++k) {
+            g_phase = int(Phase::Warmup);
+            g_run = k;
+            (void)run_once(false);
+            ++M.warmup_done;
+        }
+        warm = 0;
+    } else if (O.cold_child) {
     } else if (timing == Timing::Cupti && warm < 1) {
         warm = 1;
         M.warnings.push_back("one warm-up run added to check CUPTI");
@@ -1574,7 +1601,7 @@ Measurement Executor::run_all() {
                                  " kernels/copies/memsets in the last warm-up; those ops have no GPU times");
         }
     }
-    for (int k = 1; k <= (O.cold_child ? 0 : O.runs); ++k) {
+    for (int k = 1; k <= (O.cold_child || O.plain_child ? 0 : O.runs); ++k) {
         g_phase = int(Phase::Timed);
         g_run = k;
         M.timed.push_back(run_once(true));
@@ -1585,10 +1612,11 @@ Measurement Executor::run_all() {
         if (uint64_t d = cupti::dropped_records()) M.warnings.push_back("CUPTI dropped " + std::to_string(d) + " activity records");
         cupti::disable();
     }
-    for (int k = 1; k <= (O.cold_child ? 0 : O.runs); ++k) {
+    for (int k = 1; k <= (O.cold_child || O.plain_elsewhere ? 0 : O.runs); ++k) {
         g_phase = int(Phase::Uninstrumented);
         g_run = k;
-        M.uninstrumented_ns.push_back(run_once(false).end_to_end_sync_ns);
+        M.plain.push_back(run_once(false));
+        M.uninstrumented_ns.push_back(M.plain.back().end_to_end_sync_ns);
     }
     g_phase = int(Phase::Output);
     stop_workers();

@@ -24,6 +24,11 @@ struct Options {
     // Cold start (options.cold_start): the parent re-executes the runner once per measured run;
     // a child gets --cold-child instrumented|plain and makes exactly one run of that kind, no warm-up.
     int cold_child = 0;  // 0: not a child, 1: one instrumented run, 2: one uninstrumented run
+    // The uninstrumented runs are made by a child process that never loads CUPTI (a process that
+    // has had CUPTI attached stays slower: graph instantiation and launches 6-27% on the H200).
+    // plain_child: this process is that child (warm-ups and runs, all uninstrumented);
+    // plain_elsewhere: this process is the parent (instrumented runs only).
+    bool plain_child = false, plain_elsewhere = false;
 };
 
 constexpr double kAbsent = NAN;
@@ -36,7 +41,7 @@ struct OpTimes {
 };
 
 struct RunResult {
-    std::vector<OpTimes> ops;  // instrumented runs only
+    std::vector<OpTimes> ops;  // every run: host stamps; instrumented runs also GPU times
     // Steady state (Program::warmup > 0): the release of the last barrier between iterations, from
     // time zero; the end-to-end times below are windows from it (0 without warm-up iterations).
     double measured_from_ns = 0;
@@ -47,6 +52,7 @@ struct RunResult {
 struct Measurement {
     std::vector<RunResult> timed;
     std::vector<double> uninstrumented_ns;  // end_to_end_sync_ns of each uninstrumented run
+    std::vector<RunResult> plain;           // the uninstrumented runs (host stamps only)
     // Metadata.
     std::string gpu, driver_release, timing, timing_note, register_emulation, cupti_library, clock_note;
     int driver_version = 0, runtime_version = 0, sm_count = 0, cc_major = 0, cc_minor = 0;

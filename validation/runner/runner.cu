@@ -107,6 +107,7 @@ Options parse_args(int argc, char** argv) {
             else if (k == "plain") o.cold_child = 2;
             else usage_error("--cold-child must be instrumented or plain");
         }
+        else if (a == "--plain-child") o.plain_child = true;  // hidden: the uninstrumented runs (see run_plain_child)
         else if (a == "--check") o.check = true;
         else if (a == "--verbose") o.verbose = true;
         else if (!a.empty() && a[0] == '-') usage_error("unknown option '" + a + "'");
@@ -140,6 +141,50 @@ std::string hostname() {
     char b[256] = {0};
     if (gethostname(b, sizeof b - 1) != 0) return "";
     return b;
+}
+
+// One uninstrumented run's host stamps (no CUPTI, no events: the steady_clock reads around each
+// call, and host functions' own stamps), for the ops that have them.
+ojson plain_ops_json(const runner::Program& p, const runner::RunResult& r) {
+    ojson ops = ojson::array();
+    for (uint32_t i = 0; i < p.ops.size() && i < r.ops.size(); ++i) {
+        const runner::OpTimes& t = r.ops[i];
+        ojson e;
+        if (!std::isnan(t.host_start) && !std::isnan(t.host_end)) {
+            e["host_start_ns"] = ns_json(t.host_start);
+            e["host_end_ns"] = ns_json(t.host_end);
+        }
+        if (!std::isnan(t.issue_start) && !std::isnan(t.issue_end)) {
+            e["issue_start_ns"] = ns_json(t.issue_start);
+            e["issue_end_ns"] = ns_json(t.issue_end);
+        }
+        if (p.ops[i].kind == runner::OpKind::HostFunc && !std::isnan(t.gpu_start) && !std::isnan(t.gpu_end)) {
+            e["gpu_start_ns"] = ns_json(t.gpu_start);
+            e["gpu_end_ns"] = ns_json(t.gpu_end);
+        }
+        if (e.empty()) continue;
+        e["index"] = i;
+        ops.push_back(std::move(e));
+    }
+    return ops;
+}
+
+// The uninstrumented runs: their end-to-end times and the median run's host stamps (the lower
+// median for an even count).
+ojson plain_json(const runner::Program& p, const runner::Measurement& m) {
+    ojson j = ojson::object();
+    if (m.plain.empty()) return j;
+    ojson un = ojson::array();
+    for (double u : m.uninstrumented_ns) un.push_back(ns_json(u));
+    j["uninstrumented_end_to_end_ns"] = un;
+    std::vector<size_t> po(m.plain.size());
+    std::iota(po.begin(), po.end(), 0);
+    std::sort(po.begin(), po.end(), [&](size_t a, size_t b) { return m.plain[a].end_to_end_sync_ns < m.plain[b].end_to_end_sync_ns; });
+    const size_t pm = po[(po.size() - 1) / 2];
+    j["uninstrumented_median_run"] = pm;
+    if (p.warmup) j["uninstrumented_measured_from_ns"] = ns_json(m.plain[pm].measured_from_ns);
+    j["uninstrumented_ops"] = plain_ops_json(p, m.plain[pm]);
+    return j;
 }
 
 ojson measured_json(const runner::Program& p, const runner::Plan& plan, const runner::Options& o, const runner::Measurement& m) {
@@ -224,6 +269,7 @@ ojson measured_json(const runner::Program& p, const runner::Plan& plan, const ru
     j["end_to_end_runs_ns"] = runs;
     j["end_to_end_sync_runs_ns"] = sync_runs;
     j["uninstrumented_end_to_end_ns"] = un;
+    j.update(plain_json(p, m));
 
     ojson ops = ojson::array();
     for (uint32_t i = 0; i < p.ops.size(); ++i) {
@@ -283,55 +329,76 @@ void write_atomically(const std::string& path, const std::string& text) {
 // options.cold_start: every measured run is a fresh process. The runner re-executes itself once
 // per run (--cold-child instrumented, then --cold-child plain for the uninstrumented runs), each
 // child making one run with no warm-up, and merges what they write.
+// Re-executes this runner (/proc/self/exe) with `args`, waits for it (the watchdog kills it past
+// the time limit) and returns the JSON it wrote to `out`. Exits with the child's code on failure.
+ojson run_child(std::vector<std::string> args, const std::string& out, const std::string& what) {
+    std::vector<char*> av;
+    for (auto& a : args) av.push_back(a.data());
+    av.push_back(nullptr);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        std::fprintf(stderr, "hetsim-runner: %s: fork failed: %s\n", what.c_str(), std::strerror(errno));
+        std::exit(1);
+    }
+    if (pid == 0) {
+        execv("/proc/self/exe", av.data());
+        std::fprintf(stderr, "hetsim-runner: %s: cannot re-execute /proc/self/exe: %s\n", what.c_str(), std::strerror(errno));
+        std::_Exit(1);
+    }
+    runner::set_watched_child(int(pid));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    runner::set_watched_child(0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+        std::fprintf(stderr, "hetsim-runner: %s (a child process) failed (%s %d); its message is above\n", what.c_str(),
+                     WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? code : WTERMSIG(status));
+        std::remove(out.c_str());
+        std::exit(code ? code : 1);
+    }
+    std::ifstream in(out, std::ios::binary);
+    ojson j;
+    try {
+        j = ojson::parse(in);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "hetsim-runner: %s: cannot read the child's output %s: %s\n", what.c_str(), out.c_str(), e.what());
+        std::exit(1);
+    }
+    std::remove(out.c_str());
+    return j;
+}
+
+// The arguments a child runner shares with this one.
+std::vector<std::string> child_args(const Options& opt, const std::string& out) {
+    std::vector<std::string> args = {"hetsim-runner", opt.program_path, "-o", out, "--time-limit-s", "0", "--timing",
+                                      opt.timing == runner::TimingRequest::Cupti ? "cupti"
+                                      : opt.timing == runner::TimingRequest::Events ? "events" : "auto",
+                                      "--peak-flops", std::to_string(opt.peak_flops)};
+    if (!opt.cupti_lib.empty()) args.insert(args.end(), {"--cupti-lib", opt.cupti_lib});
+    if (!opt.emulate_registers) args.push_back("--no-register-emulation");
+    return args;
+}
+
+// The uninstrumented runs, made first by a child process that never loads CUPTI (CUPTI once
+// attached leaves a process slower), before this process touches CUDA: warm-ups as asked, then
+// --runs runs. Returns what it wrote: uninstrumented_end_to_end_ns, the median run's host stamps.
+ojson run_plain_child(const Options& opt) {
+    std::string out = opt.out_path + ".plain." + std::to_string(getpid());
+    std::vector<std::string> args = child_args(opt, out);
+    args.insert(args.end(), {"--plain-child", "--runs", std::to_string(opt.runs), "--warmup", std::to_string(opt.warmup)});
+    return run_child(args, out, "the uninstrumented runs");
+}
+
 [[noreturn]] void run_cold(const runner::Plan& plan, const Options& opt) {
     runner::start_watchdog(opt.time_limit_s);
     auto child = [&](int k, bool instrumented) -> ojson {
         std::string out = opt.out_path + ".cold" + std::to_string(k) + (instrumented ? "i" : "p") + "." + std::to_string(getpid());
-        std::vector<std::string> args = {"hetsim-runner", opt.program_path, "-o", out, "--time-limit-s", "0", "--cold-child",
-                                          instrumented ? "instrumented" : "plain", "--timing",
-                                          opt.timing == runner::TimingRequest::Cupti ? "cupti"
-                                          : opt.timing == runner::TimingRequest::Events ? "events" : "auto",
-                                          "--peak-flops", std::to_string(opt.peak_flops)};
-        if (!opt.cupti_lib.empty()) args.insert(args.end(), {"--cupti-lib", opt.cupti_lib});
-        if (!opt.emulate_registers) args.push_back("--no-register-emulation");
-        std::vector<char*> av;
-        for (auto& a : args) av.push_back(a.data());
-        av.push_back(nullptr);
-        std::fflush(stdout);
-        std::fflush(stderr);
-        pid_t pid = fork();
-        if (pid < 0) {
-            std::fprintf(stderr, "hetsim-runner: cold start: fork failed: %s\n", std::strerror(errno));
-            std::exit(1);
-        }
-        if (pid == 0) {
-            execv("/proc/self/exe", av.data());
-            std::fprintf(stderr, "hetsim-runner: cold start: cannot re-execute /proc/self/exe: %s\n", std::strerror(errno));
-            std::_Exit(1);
-        }
-        runner::set_watched_child(int(pid));
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        runner::set_watched_child(0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-            std::fprintf(stderr, "hetsim-runner: cold start: the %s run %d (a child process) failed (%s %d); its message is above\n",
-                         instrumented ? "instrumented" : "uninstrumented", k, WIFEXITED(status) ? "exit" : "signal",
-                         WIFEXITED(status) ? code : WTERMSIG(status));
-            std::remove(out.c_str());
-            std::exit(code ? code : 1);
-        }
-        std::ifstream in(out, std::ios::binary);
-        ojson j;
-        try {
-            j = ojson::parse(in);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "hetsim-runner: cold start: cannot read the child's output %s: %s\n", out.c_str(), e.what());
-            std::exit(1);
-        }
-        std::remove(out.c_str());
-        return j;
+        std::vector<std::string> args = child_args(opt, out);
+        args.insert(args.end(), {"--cold-child", instrumented ? "instrumented" : "plain"});
+        return run_child(args, out, std::string("cold start: the ") + (instrumented ? "instrumented" : "uninstrumented") + " run " + std::to_string(k));
     };
     std::vector<ojson> timed, plain;
     for (int k = 1; k <= opt.runs; ++k) timed.push_back(child(k, true));
@@ -366,6 +433,17 @@ void write_atomically(const std::string& path, const std::string& text) {
     j["end_to_end_runs_ns"] = runs;
     j["end_to_end_sync_runs_ns"] = sync_runs;
     j["uninstrumented_end_to_end_ns"] = un;
+    {
+        // The median uninstrumented child's host stamps.
+        std::vector<size_t> po(plain.size());
+        std::iota(po.begin(), po.end(), 0);
+        auto ue = [&](size_t i) { return plain[i]["uninstrumented_end_to_end_ns"].at(0).get<double>(); };
+        std::sort(po.begin(), po.end(), [&](size_t a, size_t b) { return ue(a) < ue(b); });
+        const size_t pm = po[(po.size() - 1) / 2];
+        j["uninstrumented_median_run"] = pm;
+        if (plain[pm].contains("uninstrumented_measured_from_ns")) j["uninstrumented_measured_from_ns"] = plain[pm]["uninstrumented_measured_from_ns"];
+        if (plain[pm].contains("uninstrumented_ops")) j["uninstrumented_ops"] = plain[pm]["uninstrumented_ops"];
+    }
     j["warnings"] = warnings;
     ojson& md = j["metadata"];
     md["command"] = opt.command_line;
@@ -404,19 +482,49 @@ int main(int argc, char** argv) {
     }
     if (prog.cold_start && !opt.cold_child) run_cold(plan, opt);
     runner::start_watchdog(opt.time_limit_s);
+    // With CUPTI possible, the uninstrumented runs come first, from a process that never loads it.
+    ojson plain;
+    if (!opt.cold_child && !opt.plain_child && opt.timing != runner::TimingRequest::Events) {
+        plain = run_plain_child(opt);
+        opt.plain_elsewhere = true;
+    }
     runner::Measurement m = runner::execute(prog, plan, opt);
-    if (opt.cold_child == 2) {
-        // An uninstrumented cold run: its end to end and warnings are all the parent merges.
-        ojson j;
+    if (opt.plain_child) {
+        ojson j = plain_json(prog, m);
         j["schema"] = "hetsim.measured";
-        j["uninstrumented_end_to_end_ns"] = ojson::array({ns_json(m.uninstrumented_ns.at(0))});
         j["warnings"] = ojson::array();
         for (const auto& w : m.warnings) j["warnings"].push_back(w);
         write_atomically(opt.out_path, j.dump() + "\n");
         std::fflush(stderr);
         std::_Exit(0);
     }
-    std::string text = measured_json(prog, plan, opt, m).dump(2) + "\n";
+    if (opt.cold_child == 2) {
+        // An uninstrumented cold run: its end to end and warnings are all the parent merges.
+        ojson j;
+        j["schema"] = "hetsim.measured";
+        j["uninstrumented_end_to_end_ns"] = ojson::array({ns_json(m.uninstrumented_ns.at(0))});
+        if (prog.warmup) j["uninstrumented_measured_from_ns"] = ns_json(m.plain.at(0).measured_from_ns);
+        j["uninstrumented_ops"] = plain_ops_json(prog, m.plain.at(0));
+        j["warnings"] = ojson::array();
+        for (const auto& w : m.warnings) j["warnings"].push_back(w);
+        write_atomically(opt.out_path, j.dump() + "\n");
+        std::fflush(stderr);
+        std::_Exit(0);
+    }
+    ojson out = measured_json(prog, plan, opt, m);
+    if (opt.plain_elsewhere) {
+        for (const char* k : {"uninstrumented_end_to_end_ns", "uninstrumented_median_run", "uninstrumented_measured_from_ns", "uninstrumented_ops"})
+            if (plain.contains(k)) out[k] = plain[k];
+        for (const auto& w : plain["warnings"]) {
+            const std::string t = "uninstrumented runs: " + w.get<std::string>();
+            out["warnings"].push_back(t);
+            m.warnings.push_back(t);
+        }
+        out["metadata"]["uninstrumented_process"] =
+            "a child process that never loaded CUPTI (the runner re-executed itself before touching CUDA): " + std::to_string(opt.warmup) +
+            " uninstrumented warm-ups, then the " + std::to_string(opt.runs) + " uninstrumented runs";
+    }
+    std::string text = out.dump(2) + "\n";
     write_atomically(opt.out_path, text);
     std::fprintf(stderr, "hetsim-runner: %s: %d timed runs (%s), median end to end %.3f us; wrote %s\n", plan.scenario.c_str(), opt.runs,
                  m.timing.c_str(), [&] {
