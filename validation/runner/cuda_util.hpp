@@ -62,6 +62,9 @@ struct UseRegion {
 //     memory: faults migrate it to the device);
 //  2. a grid-stride streaming read of n16 16-byte words from `src` (roofline kernels with bytes);
 //  3. every thread spins on %globaltimer until spin_ns have passed since its block started.
+// Words of the device buffer `sink` that the op kernel's blocks store into (block b: b mod this).
+constexpr unsigned kSinkWords = 4096;
+
 struct KernelArgs {
     unsigned long long spin_ns = 0;
     const void* src = nullptr;

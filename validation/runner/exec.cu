@@ -542,7 +542,7 @@ void Executor::allocate() {
         CK(cudaMalloc(&read_buf, PL.read_bytes));
         CK(cudaMemset(read_buf, 0, PL.read_bytes));
     }
-    CK(cudaMalloc(reinterpret_cast<void**>(&sink), 256));
+    CK(cudaMalloc(reinterpret_cast<void**>(&sink), kSinkWords * sizeof(unsigned long long)));
     CK(cudaMalloc(&tiny_dev, 4096));
     CK(cudaMallocHost(&tiny_host, 4096));
     std::vector<UseRegion> uses;

@@ -10,7 +10,7 @@ __device__ __forceinline__ unsigned long long global_ns() {
     return t;
 }
 
-// An impossible value of the accumulator: the conditional store keeps the loads alive.
+// An impossible value of the accumulator: the conditional store keeps every thread's loads alive.
 constexpr unsigned long long kNever = 0x9e3779b97f4a7c15ull;
 
 __global__ void op_kernel(KernelArgs a) {
@@ -44,6 +44,10 @@ __global__ void op_kernel(KernelArgs a) {
         }
     }
     if (acc == kNever) *a.sink = acc;
+    // Each block stores one word at its end, as a real kernel writes its results: a kernel that
+    // stores nothing lets the next dependent kernel (a graph node) start ~0.2 us sooner
+    // (microbench graph_node_work, H200: 0.74-0.76 us node gaps without stores, 0.93-0.96 with).
+    if (threadIdx.x == 0) a.sink[1 + blockIdx.x % (kSinkWords - 1)] = start;
 }
 
 __global__ void poll_kernel(const unsigned* flag, unsigned token, unsigned* ack, unsigned long long timeout_ns) {

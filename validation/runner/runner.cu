@@ -244,6 +244,7 @@ ojson measured_json(const runner::Program& p, const runner::Plan& plan, const ru
     md["emulation"] = ojson::array({
         "kernels with duration: every thread spins on %globaltimer for duration/waves from its block's start "
         "(waves from the CUDA occupancy of the runner's kernel at the given block size and shared memory)",
+        "every kernel block stores one 8-byte word at its end (as real kernels write results)",
         "roofline kernels: grid-stride 16-byte streaming read of `bytes` from a device buffer (successive kernels read "
         "different ranges, so none hits the L2 left by the previous), each block also spinning at least flops/peak_flops/waves",
         "copies and memsets use per-thread scratch buffers (the program does not name their buffers), except managed copies "
