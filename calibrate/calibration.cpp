@@ -1562,6 +1562,32 @@ void fit_issue14_sections(const Pool& pool, Builder& b) {
                " kernels'",
                "least squares over the ramp (1 ns steps) of the fraction of the way, residual in us of gap", rms, n_samples);
     }
+    // graph.upload_per_node: graph_instantiate's chains of 100 and 2000 kernel nodes (four kernel
+    // kinds, two build methods), each instantiated and launched three times with a sync after
+    // each: the first launch's host call less the median of the later two, per node (the upload of
+    // a fresh executable, 0.74-2.1 us a node on the H200, 2026-12-02d/e/f); the median over points.
+    if (std::vector<J> gi = pool.maybe("graph_instantiate"); !gi.empty()) {
+        std::vector<double> per_node;
+        for (const J& bench : gi) {
+            J ps = bench["points"].nonempty();
+            for (size_t i = 0; i < ps.size(); ++i) {
+                J p = ps.at(i);
+                if (!p.has("launch_call_us")) continue;
+                const double n = static_cast<double>(p["nodes"].integer());
+                J reps = p["launch_call_us"];
+                for (size_t r = 0; r < reps.size(); ++r) {
+                    std::vector<double> c = reps.at(r).nums();
+                    if (c.size() < 2 || n <= 0) continue;
+                    std::vector<double> later(c.begin() + 1, c.end());
+                    per_node.push_back((c[0] - fit::median(later)) / n);
+                }
+            }
+        }
+        const double m = pool.guard("graph_instantiate graph.upload_per_node", [&] { return fit::median(per_node); });
+        b.time("graph.upload_per_node", m,
+               "graph_instantiate (first cudaGraphLaunch call of a fresh executable - the median of its later calls) / nodes", "median",
+               fit::rms_about(per_node, m), per_node.size());
+    }
     // graph.relaunch_gap: graph_relaunch's launches of one exec alternately into two streams (each
     // launch waits for the previous launch of the exec): the median gap from a launch's last node
     // end to the next launch's first node start.

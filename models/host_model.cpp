@@ -13,6 +13,10 @@ Time graph_launch_cost(const HwProfile& p, uint64_t nodes) {
     return p.graph_launch_cost + Time::ps_times(p.graph_launch_per_node.ps(), static_cast<int64_t>(nodes));
 }
 
+Time graph_upload_cost(const HwProfile& p, uint64_t nodes) {
+    return Time::ps_times(p.graph_upload_per_node.ps(), static_cast<int64_t>(nodes));
+}
+
 Time graph_instantiate_cost(const HwProfile& p, uint64_t nodes) {
     return Time::ps_times(p.graph_instantiate_per_node.ps(), static_cast<int64_t>(nodes));
 }

@@ -14,6 +14,8 @@ Time contended_call(const HwProfile& p, Time base, uint32_t others);
 
 // cudaGraphLaunch of a graph of `nodes` nodes, and cudaGraphInstantiate's per-node part.
 Time graph_launch_cost(const HwProfile& p, uint64_t nodes);
+// Extra host time of the first cudaGraphLaunch of an executable (its upload to the device).
+Time graph_upload_cost(const HwProfile& p, uint64_t nodes);
 Time graph_instantiate_cost(const HwProfile& p, uint64_t nodes);
 
 // An allocation call that pins or unpins `bytes` at `bw` bytes/s (0 = free of charge).

@@ -245,6 +245,8 @@ const std::vector<ParamDecl>& param_decls() {
         t("graph.instantiate_per_node", &P::graph_instantiate_per_node, true, "host time of cudaGraphInstantiate per node"),
         t("graph.launch_cost", &P::graph_launch_cost, true, "host time of cudaGraphLaunch"),
         t("graph.launch_per_node", &P::graph_launch_per_node, true, "host time of cudaGraphLaunch per node"),
+        t("graph.upload_per_node", &P::graph_upload_per_node, true,
+          "extra host time per node of an executable graph's first cudaGraphLaunch (the upload to the device)"),
         t("graph.node_gap", &P::graph_node_gap, true,
           "gap between dependent nodes of a graph, after a kernel node that runs at least kernel.min_duration + "
           "graph.node_gap_ramp (and after a copy, memset or callback node)"),

@@ -111,6 +111,8 @@ public:
     }
     int32_t stream_last(int32_t s) const { return stream_last_[s]; }
     int32_t event_last(int32_t e) const { return event_last_[e]; }
+    // The last launch of executable graph `exec` bound so far (-1: never launched).
+    int32_t exec_last(uint64_t exec) const { return exec_last_[exec]; }
 
 private:
     // Launch op `op` of an executable graph whose previous launch is in the same stream and ends

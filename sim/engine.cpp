@@ -274,7 +274,12 @@ private:
             }
             case OpKind::DeviceSync: return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup());
             case OpKind::HostFunc: return async_call(t, i, hw_.host_func_call_cost);
-            case OpKind::GraphLaunch: return async_call(t, i, graph_launch_cost(hw_, pg_.graphs[op.graph].nodes.size()));
+            case OpKind::GraphLaunch: {
+                // The first launch of an executable uploads it to the device (Rule 7).
+                const uint64_t nodes = pg_.graphs[op.graph].nodes.size();
+                const Time upload = binder_.exec_last(op.exec) < 0 ? graph_upload_cost(hw_, nodes) : Time{};
+                return async_call(t, i, graph_launch_cost(hw_, nodes) + upload);
+            }
             case OpKind::GraphInstantiate: {
                 const Graph& g = pg_.graphs[op.graph];
                 Time cost = graph_instantiate_cost(hw_, g.nodes.size());

@@ -785,6 +785,22 @@ TEST_CASE("calibrate: the two graph node gaps from graph_nodes") {
     CHECK(c.find("graph.node_gap_small")->source.rfind("fit: graph_nodes slope", 0) == 0);
 }
 
+TEST_CASE("calibrate: graph.upload_per_node from graph_instantiate's first launches") {
+    hetsim::calib::MicrobenchFile f = committed();
+    CHECK(hetsim::calib::calibrate({f}).find("graph.upload_per_node") == nullptr);  // no section: not fitted
+    // 100 nodes: first calls 102, 112 us, later ones 2 us: 1.0 and 1.1 us a node; 2000 nodes:
+    // 1810 and 1610 us against 10 us: 0.9 and 0.8. Points without launches are skipped. Median
+    // of 0.8, 0.9, 1.0, 1.1: 0.95 us.
+    json pts = json::array();
+    pts.push_back({{"nodes", 1}, {"instantiate_us", {5.0}}});
+    pts.push_back({{"nodes", 100}, {"launch_call_us", {{102.0, 2.0, 2.0}, {112.0, 3.0, 1.0}}}});
+    pts.push_back({{"nodes", 2000}, {"launch_call_us", {{1810.0, 10.0, 10.0}, {1610.0, 9.0, 11.0}}}});
+    f.doc["benchmarks"]["graph_instantiate"] = {{"points", pts}};
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "graph.upload_per_node") == Approx(0.95e6).margin(1));
+    CHECK(c.find("graph.upload_per_node")->source.rfind("fit: graph_instantiate", 0) == 0);
+}
+
 TEST_CASE("calibrate: graph.node_gap pools graph_node_grids; graph.node_gap_ramp from graph_node_work") {
     hetsim::calib::MicrobenchFile f = committed();
     const double md = value_of(hetsim::calib::calibrate({f}), "kernel.min_duration") * 1e-6;  // us

@@ -806,6 +806,45 @@ TEST_CASE("rule 7: a graph costs one instantiation and one cheap launch; nodes f
     check_end(s, us(53));
 }
 
+TEST_CASE("rule 7: the first launch of an executable uploads it; later launches and rules.graphs off do not", "[engine][rules]") {
+    const std::string hw = kGraphHw + "  graph.upload_per_node: 2us\n";
+    const std::string body = R"(streams: [s]
+graphs:
+  g:
+    - kernel: a
+      duration: 10us
+    - kernel: b
+      duration: 20us
+threads:
+  main:
+    - repeat: 2
+      do:
+        - graph_instantiate: g
+        - repeat: 2
+          var: k
+          do:
+            - graph_launch: g
+              stream: s
+)";
+    // Instantiate 2 nodes x 3 us: 0-6. The executable's first launch: 2 + 2 x 1 us + its upload
+    // 2 x 2 us = 8 us, 6-14; a starts after the launch latency, 18-28, b after the node gap,
+    // 29-49. Its second launch 4 us: 14-18. The second instantiation makes a new executable,
+    // 18-24, whose first launch uploads again: 24-32; then 32-36.
+    Sim s = run_with(hw, body);
+    check_host(s, "graph_instantiate:g[0]", Time{}, us(6));
+    check_host(s, "graph_launch:g[0][0]", us(6), us(14));
+    check_gpu(s, "a[0][0]", us(18), us(28));
+    check_gpu(s, "b[0][0]", us(29), us(49));
+    check_host(s, "graph_launch:g[0][1]", us(14), us(18));
+    check_host(s, "graph_instantiate:g[1]", us(18), us(24));
+    check_host(s, "graph_launch:g[1][0]", us(24), us(32));
+    check_host(s, "graph_launch:g[1][1]", us(32), us(36));
+    // Off: no instantiation cost, a launch costs its nodes' launches (2 x 1 us), no upload.
+    Sim off = run_with(hw + "  rules.graphs: off\n", body);
+    check_host(off, "graph_launch:g[0][0]", Time{}, us(2));
+    check_host(off, "graph_launch:g[1][0]", us(4), us(6));
+}
+
 TEST_CASE("rule 7: the gap after a kernel node grows with its run time, whatever its grid", "[engine][rules]") {
     // graph.node_gap_small 0.2 us after an empty kernel node (one that runs kernel.min_duration,
     // here 1 us), graph.node_gap 1 us after one that runs 1 + 4 us or more (graph.node_gap_ramp
