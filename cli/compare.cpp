@@ -124,7 +124,7 @@ int compare_main(const std::vector<std::string>& args) {
     Timeline simulated = simulate(sc.program, sc.profile);
     const std::vector<import::StepError> steps = kineto ? import::step_errors(kt, simulated) : std::vector<import::StepError>{};
     report::Comparison c =
-        report::compare_timelines(sc.program, simulated, measured, static_cast<size_t>(a.top), m.uninstrumented);
+        report::compare_timelines(sc.program, simulated, measured, static_cast<size_t>(a.top), m.uninstrumented, &m.unobserved);
 
     // Files first, all written or none; then stdout.
     if (!a.trace.empty())

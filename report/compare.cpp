@@ -250,6 +250,37 @@ std::vector<Time> measured_uninstrumented_runs(const json& j, const std::string&
     return out;
 }
 
+Timeline measured_unobserved_host(const json& j, const Program& p, const std::string& file, const std::string& text) {
+    Timeline t;
+    const char* key = "uninstrumented_ops";
+    if (!j.is_object() || !j.contains(key)) return t;
+    Reader rd(file, text);
+    using P = JsonPath;
+    const json& v = j[key];
+    if (!v.is_array()) rd.fail(std::string("\"") + key + "\" must be an array of per-op host stamps, got " + v.dump(), P{key});
+    t.ops.resize(p.ops.size());
+    std::vector<bool> seen(p.ops.size(), false);
+    for (size_t k = 0; k < v.size(); ++k) {
+        const json& o = v[k];
+        const P here{key, k};
+        const std::string at = std::string(key) + "[" + std::to_string(k) + "]";
+        if (!o.is_object() || !o.contains("index") || !o["index"].is_number_integer())
+            rd.fail(at + ": expected an object with an integer \"index\"", here);
+        const int64_t idx = o["index"].get<int64_t>();
+        if (idx < 0 || static_cast<uint64_t>(idx) >= p.ops.size())
+            rd.fail(at + ": index " + std::to_string(idx) + " is out of range (the scenario has " + std::to_string(p.ops.size()) + " ops)",
+                    P{key, k, "index"});
+        const uint32_t i = static_cast<uint32_t>(idx);
+        if (seen[i]) rd.fail(at + ": op index " + std::to_string(i) + " appears twice", P{key, k, "index"});
+        seen[i] = true;
+        OpRecord& r = t.ops[i];
+        rd.phase(o, "host_start_ns", "host_end_ns", r.host_start, r.host_end, "uninstrumented op " + std::to_string(i), here);
+        t.end_to_end = max(t.end_to_end, r.host_end);
+    }
+    if (j.contains("uninstrumented_measured_from_ns")) t.measured_from = rd.ns(j, "uninstrumented_measured_from_ns", "the document", P{});
+    return t;
+}
+
 Timeline read_measured_timeline(const std::string& file, const Program& p) { return read_measured(file, p).timeline; }
 
 Measured read_measured(const std::string& file, const Program& p, uint64_t max_memory) {
@@ -259,11 +290,12 @@ Measured read_measured(const std::string& file, const Program& p, uint64_t max_m
     Measured m;
     m.timeline = measured_timeline_from_json(j, p, file, text);
     m.uninstrumented = measured_uninstrumented_runs(j, file, text);
+    m.unobserved = measured_unobserved_host(j, p, file, text);
     return m;
 }
 
 Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeline& meas, size_t top,
-                             const std::vector<Time>& uninstrumented) {
+                             const std::vector<Time>& uninstrumented, const Timeline* unobserved) {
     Comparison c;
     // End to end: of the measured iteration (Timeline::measured_from, 0 without warm-up iterations).
     c.simulated = sim.end_to_end - sim.measured_from;
@@ -317,6 +349,30 @@ Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeli
     std::stable_sort(by_duration.begin(), by_duration.end(), [&](uint32_t a, uint32_t b) { return dmag(a) > dmag(b); });
     if (by_duration.size() > top) by_duration.resize(top);
     c.largest_duration = std::move(by_duration);
+    if (unobserved) {
+        const size_t m = std::min({p.ops.size(), sim.ops.size(), unobserved->ops.size()});
+        for (uint32_t i = 0; i < m; ++i) {
+            const OpRecord& s = sim.ops[i];
+            const OpRecord& u = unobserved->ops[i];
+            if (!s.has_host() || !u.has_host()) continue;
+            OpError e;
+            e.op = i;
+            e.compared = true;
+            e.phase = Phase::Host;
+            e.lane = host_lane(p, p.ops[i].thread);
+            e.sim_start = s.host_start, e.sim_end = s.host_end, e.meas_start = u.host_start, e.meas_end = u.host_end;
+            e.start_error = e.sim_start - e.meas_start;
+            e.end_error = e.sim_end - e.meas_end;
+            e.duration_error = (e.sim_end - e.sim_start) - (e.meas_end - e.meas_start);
+            c.host_unobserved.push_back(std::move(e));
+        }
+        std::vector<uint32_t> h(c.host_unobserved.size());
+        for (uint32_t k = 0; k < h.size(); ++k) h[k] = k;
+        auto hmag = [&](uint32_t k) { return std::abs(c.host_unobserved[k].duration_error.ps()); };
+        std::stable_sort(h.begin(), h.end(), [&](uint32_t a, uint32_t b) { return hmag(a) > hmag(b); });
+        if (h.size() > top) h.resize(top);
+        c.largest_host_unobserved = std::move(h);
+    }
     return c;
 }
 
@@ -339,6 +395,13 @@ json comparison_to_json(const Program& p, const Comparison& c, const std::string
     j["largest"] = std::move(largest);
     for (uint32_t i : c.largest_duration) largest_duration.push_back(op_error_json(p, c.ops[i]));
     j["largest_duration"] = std::move(largest_duration);
+    if (!c.host_unobserved.empty()) {
+        json hu = json::array(), hl = json::array();
+        for (const OpError& e : c.host_unobserved) hu.push_back(op_error_json(p, e));
+        for (uint32_t k : c.largest_host_unobserved) hl.push_back(op_error_json(p, c.host_unobserved[k]));
+        j["host_unobserved"] = std::move(hu);
+        j["largest_host_unobserved"] = std::move(hl);
+    }
     j["notes"] = json::array({kSyncNote});
     return j;
 }
@@ -416,6 +479,23 @@ void write_comparison_text(std::ostream& os, const Program& p, const Comparison&
                                    : std::string("-")});
     }
     write_table(os, d, 5);
+
+    // The instrumented run's host calls carry the profiler's cost; the uninstrumented run's host
+    // stamps are the calls as the program makes them unobserved.
+    if (c.host_unobserved.empty()) return;
+    os << "\nlargest host-call length errors against the median uninstrumented run (no profiler attached): "
+       << c.largest_host_unobserved.size() << " of " << c.host_unobserved.size() << " host phases\n";
+    std::vector<std::vector<std::string>> h = {{"op", "name", "kind", "lane", "meas start", "meas length", "sim start", "sim length",
+                                                "length error", "error %"}};
+    for (uint32_t k : c.largest_host_unobserved) {
+        const OpError& e = c.host_unobserved[k];
+        const Time meas = e.meas_end - e.meas_start;
+        h.push_back({std::to_string(e.op), p.op_name(e.op), to_string(p.ops[e.op].kind), e.lane, format_time(e.meas_start),
+                     format_time(meas), format_time(e.sim_start), format_time(e.sim_end - e.sim_start), signed_time(e.duration_error),
+                     meas > Time{} ? fixed(100.0 * static_cast<double>(e.duration_error.ps()) / static_cast<double>(meas.ps()), "%+.1f%%")
+                                   : std::string("-")});
+    }
+    write_table(os, h, 4);
 }
 
 }  // namespace hetsim::report

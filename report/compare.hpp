@@ -38,9 +38,18 @@ std::vector<Time> measured_uninstrumented_runs(const nlohmann::json& j, const st
 // cannot be read, is empty or is not JSON.
 Timeline read_measured_timeline(const std::string& file, const Program& p);
 
+// The median uninstrumented run's host stamps ("uninstrumented_ops": per op that has them,
+// "index", "host_start_ns"/"host_end_ns"; the runner writes them since 2026-12-02): a timeline
+// with host phases only, as the program ran with no profiler attached. Empty (no ops) when the
+// document has none. InputError at the offending value (index out of range or repeated, a phase
+// that ends before it starts, not nanoseconds).
+Timeline measured_unobserved_host(const nlohmann::json& j, const Program& p, const std::string& file,
+                                  const std::string& text = {});
+
 struct Measured {
     Timeline timeline;                 // the instrumented run, op by op
     std::vector<Time> uninstrumented;  // end-to-end times of the uninstrumented runs
+    Timeline unobserved;               // host phases of the median uninstrumented run (may have no ops)
 };
 // read_measured_timeline and measured_uninstrumented_runs of one file.
 Measured read_measured(const std::string& file, const Program& p, uint64_t max_memory = default_max_memory());
@@ -69,19 +78,25 @@ struct Comparison {
     std::vector<OpError> ops;      // one per op, in op order
     std::vector<uint32_t> largest; // indices into ops: compared ops by |end error| (desc), ties by op index
     std::vector<uint32_t> largest_duration; // the same by |duration error| (desc), ties by op index
+    // Host calls against the median uninstrumented run's host stamps (no profiler attached: the
+    // instrumented run's host calls are longer), one per op with a host phase in both; the
+    // largest by |duration error| (desc), ties by op index. Empty without such stamps.
+    std::vector<OpError> host_unobserved;
+    std::vector<uint32_t> largest_host_unobserved;  // indices into host_unobserved
 };
 
 // With `uninstrumented` runs, the end-to-end error is against their median (as `hetsim
 // validate` judges); without, against the measured timeline's end to end.
 Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeline& meas, size_t top,
-                             const std::vector<Time>& uninstrumented = {});
+                             const std::vector<Time>& uninstrumented = {}, const Timeline* unobserved = nullptr);
 
 // "the median of 5 uninstrumented runs" / "the instrumented run (the file has no uninstrumented runs)"
 std::string measured_basis(const Comparison& c);
 
 // {scenario, measured_file, end_to_end: {simulated_ns, measured_ns, error_ns, error_pct,
 //  measured_basis ("uninstrumented_median" or "instrumented"), measured_runs, instrumented_ns},
-//  metrics: {simulated: {...}, measured: {...}}, ops: [...], largest: [...], largest_duration: [...], notes: [...]}.
+//  metrics: {simulated: {...}, measured: {...}}, ops: [...], largest: [...], largest_duration: [...], host_unobserved: [...] and
+//  largest_host_unobserved: [...] (only with host stamps of an uninstrumented run), notes: [...]}.
 nlohmann::json comparison_to_json(const Program& p, const Comparison& c, const std::string& scenario,
                                   const std::string& measured_file);
 

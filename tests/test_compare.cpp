@@ -331,6 +331,64 @@ TEST_CASE("compare: CLI reports, formats and --max-error exit codes") {
     CHECK_THAT(r.err, Contains("has 9 ops but the scenario lowers to 13"));
 }
 
+TEST_CASE("compare: host calls are also compared with the median uninstrumented run's host stamps") {
+    Fixture f;
+    TempDir tmp;
+    const Program& p = f.sc.program;
+    json doc = measured_doc(p, f.sim, -1, 100);
+    // The uninstrumented run's host stamps: every host phase as simulated, except the first one
+    // with a host phase, 3 us longer, and the longest other one, 1 us shorter.
+    uint32_t first = 0;
+    while (!f.sim.ops[first].has_host()) ++first;
+    auto len = [&](uint32_t i) { return f.sim.ops[i].host_end - f.sim.ops[i].host_start; };
+    uint32_t second = first == 0 ? 1 : 0;
+    for (uint32_t i = 0; i < p.ops.size(); ++i)
+        if (i != first && f.sim.ops[i].has_host() && len(i) > len(second)) second = i;
+    REQUIRE(len(second) >= Time::us(1));
+    json u = json::array();
+    size_t with_host = 0;
+    for (uint32_t i = 0; i < p.ops.size(); ++i) {
+        const OpRecord& r = f.sim.ops[i];
+        if (!r.has_host()) continue;
+        ++with_host;
+        Time end = r.host_end + (i == first ? Time::us(3) : Time{}) - (i == second ? Time::us(1) : Time{});
+        u.push_back({{"index", i}, {"host_start_ns", ns_value(r.host_start)}, {"host_end_ns", ns_value(end)}});
+    }
+    doc["uninstrumented_ops"] = u;
+    const Timeline un = measured_unobserved_host(doc, p, "m.json");
+    Comparison c = compare_timelines(p, f.sim, measured_timeline_from_json(doc, p, "m.json"), 2, {}, &un);
+    REQUIRE(c.host_unobserved.size() == with_host);
+    REQUIRE(c.largest_host_unobserved.size() == 2);
+    const OpError& a = c.host_unobserved[c.largest_host_unobserved[0]];
+    const OpError& b = c.host_unobserved[c.largest_host_unobserved[1]];
+    CHECK((a.op == first && a.duration_error == Time{} - Time::us(3)));
+    CHECK((b.op == second && b.duration_error == Time::us(1)));
+
+    const std::string files = cli_files(tmp, doc);
+    CliRun r = compare_cli(tmp, files + " --top 2");
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("largest host-call length errors against the median uninstrumented run (no profiler attached): 2 of " +
+                               std::to_string(with_host) + " host phases"));
+    CHECK_THAT(r.out, Contains(p.op_name(first)) && Contains("-3.000 us"));
+    json j = json::parse(compare_cli(tmp, files + " --format json --top 2").out);
+    CHECK(j["host_unobserved"].size() == with_host);
+    CHECK(j["largest_host_unobserved"][0]["index"] == first);
+
+    // Without stamps: no such table.
+    doc.erase("uninstrumented_ops");
+    CHECK(compare_cli(tmp, cli_files(tmp, doc)).out.find("host-call length errors") == std::string::npos);
+    // Bad stamps are bad input, at their place in the file.
+    doc["uninstrumented_ops"] = json::array({{{"index", first}, {"host_start_ns", 10}, {"host_end_ns", 5}}});
+    r = compare_cli(tmp, cli_files(tmp, doc));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("\"host_end_ns\" is before \"host_start_ns\""));
+    doc["uninstrumented_ops"] = json::array({{{"index", 99999}, {"host_start_ns", 1}, {"host_end_ns", 5}}});
+    r = compare_cli(tmp, cli_files(tmp, doc));
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("uninstrumented_ops[0]: index 99999 is out of range"));
+    CHECK(count(r.err, "\n") == 1);
+}
+
 TEST_CASE("compare: the end-to-end error is judged on the uninstrumented runs and says so") {
     Fixture f;
     TempDir tmp;
