@@ -294,6 +294,22 @@ Measured read_measured(const std::string& file, const Program& p, uint64_t max_m
     return m;
 }
 
+namespace {
+// Op `i` compared on one phase: simulated [ss, se) against measured [ms, me).
+OpError op_error(const Program& p, uint32_t i, Phase phase, Time ss, Time se, Time ms, Time me) {
+    OpError e;
+    e.op = i;
+    e.compared = true;
+    e.phase = phase;
+    e.lane = phase == Phase::Gpu ? stream_lane(p, p.ops[i].stream) : host_lane(p, p.ops[i].thread);
+    e.sim_start = ss, e.sim_end = se, e.meas_start = ms, e.meas_end = me;
+    e.start_error = ss - ms;
+    e.end_error = se - me;
+    e.duration_error = (se - ss) - (me - ms);
+    return e;
+}
+}  // namespace
+
 Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeline& meas, size_t top,
                              const std::vector<Time>& uninstrumented, const Timeline* unobserved) {
     Comparison c;
@@ -319,23 +335,14 @@ Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeli
     for (uint32_t i = 0; i < n; ++i) {
         const OpRecord& s = sim.ops[i];
         const OpRecord& m = meas.ops[i];
-        OpError e;
-        e.op = i;
-        if (s.has_gpu() && m.has_gpu()) {
-            e.compared = true;
-            e.phase = Phase::Gpu;
-            e.lane = stream_lane(p, p.ops[i].stream);
-            e.sim_start = s.gpu_start, e.sim_end = s.gpu_end, e.meas_start = m.gpu_start, e.meas_end = m.gpu_end;
-        } else if (s.has_host() && m.has_host()) {
-            e.compared = true;
-            e.phase = Phase::Host;
-            e.lane = host_lane(p, p.ops[i].thread);
-            e.sim_start = s.host_start, e.sim_end = s.host_end, e.meas_start = m.host_start, e.meas_end = m.host_end;
+        if (s.has_gpu() && m.has_gpu()) c.ops.push_back(op_error(p, i, Phase::Gpu, s.gpu_start, s.gpu_end, m.gpu_start, m.gpu_end));
+        else if (s.has_host() && m.has_host())
+            c.ops.push_back(op_error(p, i, Phase::Host, s.host_start, s.host_end, m.host_start, m.host_end));
+        else {
+            OpError e;
+            e.op = i;
+            c.ops.push_back(std::move(e));
         }
-        e.start_error = e.sim_start - e.meas_start;
-        e.end_error = e.sim_end - e.meas_end;
-        e.duration_error = (e.sim_end - e.sim_start) - (e.meas_end - e.meas_start);
-        c.ops.push_back(std::move(e));
     }
     std::vector<uint32_t> order;
     for (uint32_t i = 0; i < c.ops.size(); ++i)
@@ -354,17 +361,8 @@ Comparison compare_timelines(const Program& p, const Timeline& sim, const Timeli
         for (uint32_t i = 0; i < m; ++i) {
             const OpRecord& s = sim.ops[i];
             const OpRecord& u = unobserved->ops[i];
-            if (!s.has_host() || !u.has_host()) continue;
-            OpError e;
-            e.op = i;
-            e.compared = true;
-            e.phase = Phase::Host;
-            e.lane = host_lane(p, p.ops[i].thread);
-            e.sim_start = s.host_start, e.sim_end = s.host_end, e.meas_start = u.host_start, e.meas_end = u.host_end;
-            e.start_error = e.sim_start - e.meas_start;
-            e.end_error = e.sim_end - e.meas_end;
-            e.duration_error = (e.sim_end - e.sim_start) - (e.meas_end - e.meas_start);
-            c.host_unobserved.push_back(std::move(e));
+            if (s.has_host() && u.has_host())
+                c.host_unobserved.push_back(op_error(p, i, Phase::Host, s.host_start, s.host_end, u.host_start, u.host_end));
         }
         std::vector<uint32_t> h(c.host_unobserved.size());
         for (uint32_t k = 0; k < h.size(); ++k) h[k] = k;
