@@ -339,6 +339,30 @@ void write_html_comparison(std::ostream& os, const Program& p, const Timeline& s
            << "</td><td class=\"n\">" << signed_time(e.end_error) << "</td></tr>\n";
     }
     os << "</table></section>\n";
+    if (!c.host_unobserved.empty()) {
+        // Host calls against the median uninstrumented run's host stamps (no profiler attached).
+        std::vector<uint32_t> h(c.host_unobserved.size());
+        for (uint32_t k = 0; k < h.size(); ++k) h[k] = k;
+        std::stable_sort(h.begin(), h.end(), [&](uint32_t a, uint32_t b) {
+            return std::llabs(c.host_unobserved[a].duration_error.ps()) > std::llabs(c.host_unobserved[b].duration_error.ps());
+        });
+        os << "<section id=\"host-unobserved\"><h2>Host calls without a profiler</h2>\n<p>" << h.size()
+           << " host phases against the median uninstrumented run's host stamps (the instrumented run's calls carry the "
+              "profiler's cost), largest |length error| first"
+           << (h.size() > kMaxErrorRows ? "; the first 200" : "")
+           << ".</p>\n<table>\n<tr><th class=\"n\">op</th><th>name</th><th>kind</th><th>lane</th><th class=\"n\">measured start</th>"
+              "<th class=\"n\">measured length</th><th class=\"n\">simulated start</th><th class=\"n\">simulated length</th>"
+              "<th class=\"n\">length error</th></tr>\n";
+        for (size_t k = 0; k < h.size() && k < kMaxErrorRows; ++k) {
+            const OpError& e = c.host_unobserved[h[k]];
+            os << "<tr><td class=\"n\">" << e.op << "</td><td>" << esc(p.op_name(e.op)) << "</td><td>" << to_string(p.ops[e.op].kind)
+               << "</td><td>" << esc(e.lane) << "</td><td class=\"n\">" << format_time(e.meas_start) << "</td><td class=\"n\">"
+               << format_time(e.meas_end - e.meas_start) << "</td><td class=\"n\">" << format_time(e.sim_start)
+               << "</td><td class=\"n\">" << format_time(e.sim_end - e.sim_start) << "</td><td class=\"n\">"
+               << signed_time(e.duration_error) << "</td></tr>\n";
+        }
+        os << "</table></section>\n";
+    }
     write_extra(os, extra);
     write_warnings(os, {{"simulated", &sim.warnings}, {"measured", &meas.warnings}});
     close_page(os);

@@ -94,6 +94,17 @@ TEST_CASE("html: hetsim compare --report shows both timelines, the metrics and t
     CHECK_THAT(html, Contains(">Simulated</text>") && Contains(">Measured</text>") && Contains("the median of 5 uninstrumented runs") &&
                          Contains("measured (uninstrumented median)") && Contains("37 of 37 ops compared"));
     CHECK(count(html, "<svg class=\"timeline-svg\" ") == 1);
+    CHECK(html.find("id=\"host-unobserved\"") == std::string::npos);  // a 2026-11-30 file has no host stamps
+
+    // A file with the uninstrumented run's host stamps: its host calls in a section of their own.
+    r = hetsim_test::cli(
+        "compare scenarios/validation/01_pipeline_1stream_small.yaml "
+        "validation/measurements/h200/2026-12-02h/measured/01_pipeline_1stream_small.json.gz --report '" + d.file("h.html") + "'");
+    REQUIRE(r.exit_code == 0);
+    const std::string h = hetsim_test::slurp(d.file("h.html"));
+    check_self_contained(h);
+    CHECK_THAT(h, Contains("<section id=\"host-unobserved\"><h2>Host calls without a profiler</h2>") &&
+                      Contains("host phases against the median uninstrumented run's host stamps"));
 }
 
 TEST_CASE("html: why the GPU idles and the suggestions follow the timeline; the caller's extra sections the metrics") {
