@@ -523,7 +523,7 @@ const std::vector<Bench>& benches() {
          bench_graph_node_work},
         // bench_v6.cu: validation 53 and 114 (host passes of 8-32 MiB; a kernel held beside faults).
         {"um_beside_faults",
-         {},
+         {"um.cpu_fault_beside_copies"},
          "um.cpu_fault_bandwidth below 64 MiB and beside pinned copies; whether a kernel launched beside a kernel that "
          "demand-faults managed memory waits for its faults",
          "host read passes over 8, 16, 32, 64 MiB of device-resident managed memory, alone and beside 16 MiB pinned copies "
@@ -532,7 +532,7 @@ const std::vector<Bench>& benches() {
          bench_um_beside_faults},
         // bench_v7.cu: validation 60, 61, 104 (cudaGraphInstantiate longer than graph.instantiate_*).
         {"graph_instantiate",
-         {},
+         {"graph.upload_per_node"},
          "cudaGraphInstantiate host time vs nodes, kernel shape, distinct functions, build method and a kernel's first use "
          "(graph.instantiate_per_node, which has no fixed term, and host.module_load_cost); the first launch (upload) vs later",
          "chains of 1-2000 kernel nodes (empty, 1 us spin, 132 x 256 with 8 pointer args, 4 distinct kernels cycled), built "
