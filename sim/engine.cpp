@@ -124,12 +124,11 @@ public:
         while (!q_.empty()) {
             SimEvent e = q_.pop();
             Time now = Time::ps(e.time);
-            if (now == Time::max()) throw_time_overflow(e);
-            if (now < now_) throw std::logic_error("hetsim engine: time went backwards");
-            if (now > opts_.time_limit)
-                throw DeadlockError("simulated time passed the limit of " + exact_time(opts_.time_limit) +
-                                    "; raise it with --time-limit");
+            // One unsigned comparison for the three checks of check_time(): the time is in
+            // [now_, last_quiet_ps_] (below the limit and the end of the range, not backwards).
+            if (static_cast<uint64_t>(e.time) - static_cast<uint64_t>(now_.ps()) >= quiet_span_) check_time(e, now);
             now_ = now;
+            quiet_span_ = static_cast<uint64_t>(last_quiet_ps_ - now.ps()) + 1;
             // Tests in the order of how often each type comes (host steps, GPU-ready, copies,
             // kernel batches): fewer instructions than a switch's bounds test and jump table.
             const uint32_t type = e.type();
@@ -148,6 +147,16 @@ public:
         tl_.end_to_end = latest_end_;
         tl_.sm_thread_occupancy_ps = sms_.thread_occupancy_ps();
         return std::move(tl_);
+    }
+
+    // The event time checks, in their order: the end of the range, backwards, past the limit.
+    // An event that passes them all is in [now_, last_quiet_ps_] and was let through by run().
+    [[gnu::noinline]] void check_time(const SimEvent& e, Time now) const {
+        if (now == Time::max()) throw_time_overflow(e);
+        if (now < now_) throw std::logic_error("hetsim engine: time went backwards");
+        if (now > opts_.time_limit)
+            throw DeadlockError("simulated time passed the limit of " + exact_time(opts_.time_limit) +
+                                "; raise it with --time-limit");
     }
 
     // An event at Time::max(): a sum of times saturated there (core/time.hpp). The op it is
@@ -518,7 +527,7 @@ private:
         }
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
-        if (succ_[i] >= 0 && !Program::has_gpu_phase(ops_[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
+        if (!Program::has_gpu_phase(ops_[i].kind) && succ_[i] >= 0) q_.push(end, prio(kHostDone), kHostDone, i);
         push_step(t, end);
     }
 
@@ -949,6 +958,9 @@ private:
     // The latest time at which an event that does nothing stops nothing either: below the time
     // limit and the end of the range (wake()).
     const int64_t last_quiet_ps_ = std::min(opts_.time_limit.ps(), Time::max().ps() - 1);
+    // last_quiet_ps_ - now_ + 1 (run()'s time check; now_ never passes last_quiet_ps_), or 0 with
+    // a negative time limit: every event then goes through check_time().
+    uint64_t quiet_span_ = last_quiet_ps_ < 0 ? 0 : static_cast<uint64_t>(last_quiet_ps_) + 1;
     std::vector<int32_t> targets_;  // scratch: the ops a sync waits for
     std::vector<ThreadState> threads_;
     uint32_t faulting_ = 0;  // threads whose host work migrates managed memory back (start_cpu_faults)
