@@ -139,7 +139,7 @@ public:
             else if (type == kGpuDone) finished(e.a);
             else if (type == kLockGrant) lock_wakes(e.a);  // a download waiting for the staging lock wakes
             else if (type == kHostFaults) cpu_faults_done(e.a, e.b);
-            else release_successors(e.a, now_);  // kHostDone
+            else release_successors<true>(e.a, now_);  // kHostDone: an op without a GPU phase
             if (faulting_ > 0) rescale_cpu_faults();
             sms_.after_event();
         }
@@ -211,7 +211,7 @@ public:
         latest_end_ = max(latest_end_, now_);
         if (op.kind == OpKind::Prefetch) um_.migrate(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
         if (op.kind == OpKind::HostFunc && op.flag >= 0) release_blocked(flags_.set(static_cast<uint32_t>(op.flag), i, now_), CauseKind::Flag, Time{});
-        release_successors(i, now_);
+        release_successors<false>(i, now_);
     }
 
 private:
@@ -527,7 +527,7 @@ private:
         }
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
-        if (!Program::has_gpu_phase(ops_[i].kind) && succ_[i] >= 0) q_.push(end, prio(kHostDone), kHostDone, i);
+        if (!Program::has_gpu_phase(ops_[i].kind) && succ_[i] != -1) q_.push(end, prio(kHostDone), kHostDone, i);
         push_step(t, end);
     }
 
@@ -667,17 +667,31 @@ private:
     bool done(uint32_t i) const { return rec_[i].gpu_end.ps() != OpRecord::kUnset; }
 
     // Successor edges live in one pool; an op's edges go back to it once they are released.
+    // An op whose one successor so far is a GPU op in stream order (the usual case) holds it in
+    // succ_ itself, as kDirect - to, without a pool edge; a second successor moves it to the
+    // pool first, behind the new edge, so the successors are released in the same order.
+    static constexpr int32_t kDirect = -2;
+    static constexpr uint32_t kDirectMax = 0x7ffffffdu;  // kDirect - to stays in int32_t
     void add_edge(uint32_t from, uint32_t to, CauseKind kind) {
+        int32_t head = succ_[from];
+        if (head == -1 && kind == CauseKind::StreamOrder && to <= kDirectMax) {  // kThreadBit is above kDirectMax
+            succ_[from] = kDirect - static_cast<int32_t>(to);
+            return;
+        }
+        if (head <= kDirect) head = pool_edge(static_cast<uint32_t>(kDirect - head), -1, CauseKind::StreamOrder);
+        succ_[from] = pool_edge(to, head, kind);
+    }
+    int32_t pool_edge(uint32_t to, int32_t next, CauseKind kind) {
         int32_t e;
         if (free_edge_ >= 0) {
             e = free_edge_;
             free_edge_ = edges_[e].next;
-            edges_[e] = Edge{to, succ_[from], kind};
+            edges_[e] = Edge{to, next, kind};
         } else {
             e = static_cast<int32_t>(edges_.size());
-            edges_.push_back(Edge{to, succ_[from], kind});
+            edges_.push_back(Edge{to, next, kind});
         }
-        succ_[from] = e;
+        return e;
     }
 
     // GPU phase of `i` depends on the GPU phase of `dep`.
@@ -734,49 +748,56 @@ private:
                                "' before any record of it; the wait completes at once (as in CUDA)");
     }
 
-    // A phase of op `from` finished at `end`: release what waits on it.
+    // A phase of op `from` finished at `end`: release what waits on it. `from_host`: the phase
+    // is the host phase of an op without a GPU phase (kHostDone), else the GPU phase (finished()).
+    template <bool from_host>
     [[gnu::flatten]] void release_successors(uint32_t from, Time end) {
-        bool from_host = !Program::has_gpu_phase(ops_[from].kind);
         int32_t e = succ_[from];
         succ_[from] = -1;
+        if (e <= kDirect) return release<from_host>(from, end, static_cast<uint32_t>(kDirect - e), CauseKind::StreamOrder);
         while (e >= 0) {
             const Edge ed = edges_[e];
             edges_[e].next = free_edge_;  // back to the pool
             free_edge_ = e;
             e = ed.next;
-            if (ed.to & kThreadBit) {
-                uint32_t t = ed.to & ~kThreadBit;
-                ThreadState& th = threads_[t];
-                note_wait(th, from, end);
-                if (--th.wait_count == 0) wake(t, pg_.threads[t].ops[th.pc]);
-                continue;
+            release<from_host>(from, end, ed.to, ed.kind);
+        }
+    }
+
+    // The edge from `from` to `to` (an op, or a thread | kThreadBit), of `kind`, is released.
+    template <bool from_host>
+    void release(uint32_t from, Time end, uint32_t to, CauseKind kind) {
+        if (to & kThreadBit) {
+            uint32_t t = to & ~kThreadBit;
+            ThreadState& th = threads_[t];
+            note_wait(th, from, end);
+            if (--th.wait_count == 0) wake(t, pg_.threads[t].ops[th.pc]);
+            return;
+        }
+        Time at = end + gap(from, to, kind, from_host);
+        // Rule 1: a pinned copy that already waited on the GPU for the kernel before it in
+        // its stream (or a kernel for such a copy) is handed over later than a kernel to a kernel.
+        if (!from_host && kind == CauseKind::StreamOrder && ready(to) <= end && cross_engine(from, to))
+            at += hw_.cross_engine_wait;
+        Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, kind};
+        if (Program::has_gpu_phase(ops_[to].kind)) {
+            Cause& why = rec_[to].gpu_cause;
+            if (at > ready(to) || why.kind == CauseKind::None) {
+                ready(to) = max(ready(to), at);
+                why = c;
             }
-            uint32_t to = ed.to;
-            Time at = end + gap(from, to, ed.kind, from_host);
-            // Rule 1: a pinned copy that already waited on the GPU for the kernel before it in
-            // its stream (or a kernel for such a copy) is handed over later than a kernel to a kernel.
-            if (!from_host && ed.kind == CauseKind::StreamOrder && ready(to) <= end && cross_engine(from, to))
-                at += hw_.cross_engine_wait;
-            Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, ed.kind};
-            if (Program::has_gpu_phase(ops_[to].kind)) {
-                Cause& why = rec_[to].gpu_cause;
-                if (at > ready(to) || why.kind == CauseKind::None) {
-                    ready(to) = max(ready(to), at);
-                    why = c;
-                }
-                if (--pending_[to] == 0) q_.push(ready(to), prio(kGpuReady), kGpuReady, to);
-            } else {
-                if (from_host == false) at = end + host_.sync_wakeup();
-                if (at >= host_ready_[to]) {
-                    host_ready_[to] = at;
-                    host_ready_cause_[to] = c;
-                }
-                if (--host_pending_[to] == 0) {
-                    uint32_t t = static_cast<uint32_t>(ops_[to].thread);
-                    if (threads_[t].waiting_deps && pg_.threads[t].ops[threads_[t].pc] == to) {
-                        threads_[t].waiting_deps = false;
-                        push_step(t, max(host_ready_[to], now_));
-                    }
+            if (--pending_[to] == 0) q_.push(ready(to), prio(kGpuReady), kGpuReady, to);
+        } else {
+            if (!from_host) at = end + host_.sync_wakeup();
+            if (at >= host_ready_[to]) {
+                host_ready_[to] = at;
+                host_ready_cause_[to] = c;
+            }
+            if (--host_pending_[to] == 0) {
+                uint32_t t = static_cast<uint32_t>(ops_[to].thread);
+                if (threads_[t].waiting_deps && pg_.threads[t].ops[threads_[t].pc] == to) {
+                    threads_[t].waiting_deps = false;
+                    push_step(t, max(host_ready_[to], now_));
                 }
             }
         }
@@ -838,12 +859,19 @@ private:
     std::string waited_on(uint32_t i, uint32_t pending) const {
         std::string s;
         uint32_t named = 0;
-        for (uint32_t d = 0; d < pg_.ops.size() && named < 4; ++d)
-            for (int32_t e = is_finished(d) ? -1 : succ_[d]; e >= 0; e = edges_[static_cast<size_t>(e)].next)
+        for (uint32_t d = 0; d < pg_.ops.size() && named < 4; ++d) {
+            const int32_t head = is_finished(d) ? -1 : succ_[d];
+            if (head <= kDirect) {  // one stream-order successor, held in succ_
+                if (static_cast<uint32_t>(kDirect - head) == i)
+                    s += (named++ ? ", " : "") + pg_.op_name(d) + " (" + to_string(CauseKind::StreamOrder) + ")";
+                continue;
+            }
+            for (int32_t e = head; e >= 0; e = edges_[static_cast<size_t>(e)].next)
                 if (edges_[static_cast<size_t>(e)].to == i) {
                     s += (named++ ? ", " : "") + pg_.op_name(d) + " (" + to_string(edges_[static_cast<size_t>(e)].kind) + ")";
                     break;
                 }
+        }
         if (named == 0) return std::to_string(pending) + " unfinished dependencies";
         if (pending > named) s += " and " + std::to_string(pending - named) + " more";
         return s;
@@ -950,7 +978,7 @@ private:
     // Until an op's GPU phase is dispatched, its record's gpu_cause says what released it last;
     // tasks-form host ops keep theirs here.
     std::vector<Cause> host_ready_cause_;
-    std::vector<int32_t, LargeAlloc<int32_t>> succ_;
+    std::vector<int32_t, LargeAlloc<int32_t>> succ_;  // per op: -1 none, a pool edge, or kDirect - a successor (add_edge)
     std::vector<Edge> edges_;
     int64_t gpu_open_ = 0;  // GPU phases submitted and not finished
     Time latest_end_;       // the latest end of any phase so far: the run's end-to-end time
