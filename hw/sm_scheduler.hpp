@@ -27,7 +27,8 @@ public:
     void submit(uint32_t op, Time ready, Time faults);
     // A completion event this unit asked for.
     void on_event(uint32_t batch, uint32_t version);
-    // After every event: running memory-bound kernels are rescaled if their number changed.
+    // After an event that changed the memory-bound kernels (the unit asks for it through its
+    // sink's after_event_work()): running memory-bound kernels are rescaled if their number changed.
     void after_event() {
         if (mem_dirty_) rescale_memory_bound();
     }
@@ -153,6 +154,7 @@ void SmScheduler<Sink>::fill() {
             bt.last = now;
             mem_batches_.push_back(b);
             mem_dirty_ = true;
+            sink_.after_event_work();
             schedule(b, now + Time::ps_times(work.ps(), std::max<int64_t>(1, mem_active_)));
         } else {
             schedule(b, now + work);
@@ -194,6 +196,7 @@ template <class Sink>
     if (k.mem_bound) {
         mem_batches_.erase(std::find(mem_batches_.begin(), mem_batches_.end(), b));
         mem_dirty_ = true;
+        sink_.after_event_work();
     }
     --k.running_batches;
     if (k.unplaced == 0 && k.running_batches == 0) {

@@ -124,11 +124,10 @@ public:
         while (!q_.empty()) {
             SimEvent e = q_.pop();
             Time now = Time::ps(e.time);
-            // One unsigned comparison for the three checks of check_time(): the time is in
-            // [now_, last_quiet_ps_] (below the limit and the end of the range, not backwards).
-            if (static_cast<uint64_t>(e.time) - static_cast<uint64_t>(now_.ps()) >= quiet_span_) check_time(e, now);
+            // Two comparisons for the three checks of check_time(): a time in [now_, last_quiet_ps_]
+            // is not backwards, not past the limit and not at the end of the range.
+            if (e.time < now_.ps() || e.time > last_quiet_ps_) check_time(e, now);
             now_ = now;
-            quiet_span_ = static_cast<uint64_t>(last_quiet_ps_ - now.ps()) + 1;
             // Tests in the order of how often each type comes (host steps, GPU-ready, copies,
             // kernel batches): fewer instructions than a switch's bounds test and jump table.
             const uint32_t type = e.type();
@@ -140,8 +139,7 @@ public:
             else if (type == kLockGrant) lock_wakes(e.a);  // a download waiting for the staging lock wakes
             else if (type == kHostFaults) cpu_faults_done(e.a, e.b);
             else release_successors<true>(e.a, now_);  // kHostDone: an op without a GPU phase
-            if (faulting_ > 0) rescale_cpu_faults();
-            sms_.after_event();
+            if (after_) after_event();
         }
         if (!all_finished()) check_finished();
         tl_.end_to_end = latest_end_;
@@ -204,6 +202,7 @@ public:
     }
     void finish_at(uint32_t op, Time at) { q_.push(at, prio(kGpuDone), kGpuDone, op); }
     void host_returns(uint32_t thread, uint32_t op, Time at) { finish_host(thread, op, at); }
+    void after_event_work() { after_ = 1; }
     void finished(uint32_t i) {
         const Op& op = ops_[i];
         rec_[i].gpu_end = now_;
@@ -215,6 +214,14 @@ public:
     }
 
 private:
+    // What runs after an event once after_ is set: the CPU-fault migrations rescale while a
+    // thread's run (rule 8), the SMs' memory-bound kernels when they changed (after_event_work).
+    [[gnu::noinline]] void after_event() {
+        if (faulting_ > 0) rescale_cpu_faults();
+        sms_.after_event();
+        after_ = faulting_ > 0;
+    }
+
     // ------------------------------------------------------------ host threads
     // Thread t's next step.
     void push_step(uint32_t t, Time at) { q_.push(at, prio(kHostStep), kHostStep, t); }
@@ -380,6 +387,7 @@ private:
         ThreadState& th = threads_[t];
         th.faulting = true;
         ++faulting_;
+        after_ = 1;
         th.fault_left = left;
         th.fault_last = now_;
         th.fault_then = then;
@@ -986,12 +994,10 @@ private:
     // The latest time at which an event that does nothing stops nothing either: below the time
     // limit and the end of the range (wake()).
     const int64_t last_quiet_ps_ = std::min(opts_.time_limit.ps(), Time::max().ps() - 1);
-    // last_quiet_ps_ - now_ + 1 (run()'s time check; now_ never passes last_quiet_ps_), or 0 with
-    // a negative time limit: every event then goes through check_time().
-    uint64_t quiet_span_ = last_quiet_ps_ < 0 ? 0 : static_cast<uint64_t>(last_quiet_ps_) + 1;
     std::vector<int32_t> targets_;  // scratch: the ops a sync waits for
     std::vector<ThreadState> threads_;
     uint32_t faulting_ = 0;  // threads whose host work migrates managed memory back (start_cpu_faults)
+    uint32_t after_ = 0;     // nonzero while faulting_ > 0 or the SMs asked for after_event_work()
 };
 
 }  // namespace
