@@ -243,16 +243,36 @@ private:
         r.host_cause = th.next_cause;
         if (pg_.tasks_form && waited > Time{}) r.host_cause = host_ready_cause_[i];
         r.sync_wait = waited;
+        if (op.graph_node) return graph_node_step(t, i);  // issued by its GraphLaunch: no call of its own
+        if (Program::is_stream_op(op.kind) && launch_queues_.full(op.stream)) return wait_launch_queue(t, i);
+        // The calls a pipeline makes most here; the others, and what else a step may do, out of
+        // line (host_call), so that this step keeps few registers to save.
+        switch (op.kind) {
+            case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + host_.module_load(pg_.site(op).label));
+            case OpKind::EventRecord: return async_call(t, i, hw_.event_record_cost);
+            case OpKind::StreamWaitEvent: return async_call(t, i, hw_.stream_wait_event_cost);
+            case OpKind::Memcpy: return memcpy_call(t, i);
+            default: return host_call(t, i);
+        }
+    }
+
+    [[gnu::noinline]] void graph_node_step(uint32_t t, uint32_t i) {
+        submit(i, now_, false);
+        finish_host(t, i, now_);
+    }
+
+    // The stream's launch queue is full: thread t waits for an entry.
+    [[gnu::noinline]] void wait_launch_queue(uint32_t t, uint32_t i) {
+        const Op& op = ops_[i];
+        launch_queues_.wait(op.stream, t);
+        rec_[i].host_cause = Cause{static_cast<int32_t>(launch_queues_.oldest(op.stream)), Phase::Gpu, CauseKind::Resource};
+    }
+
+    // Thread t calls op i now (host_step has noted its start and cause).
+    [[gnu::noinline]] void host_call(uint32_t t, uint32_t i) {
+        const Op& op = ops_[i];
+        OpRecord& r = rec_[i];
         const Time call = now_;
-        if (op.graph_node) {  // issued by its GraphLaunch: no call of its own
-            submit(i, now_, false);
-            return finish_host(t, i, now_);
-        }
-        if (Program::is_stream_op(op.kind) && launch_queues_.full(op.stream)) {
-            launch_queues_.wait(op.stream, t);  // the stream's launch queue is full: wait for an entry
-            r.host_cause = Cause{static_cast<int32_t>(launch_queues_.oldest(op.stream)), Phase::Gpu, CauseKind::Resource};
-            return;
-        }
         switch (op.kind) {
             case OpKind::HostWork: {
                 const Time faults = cpu_faults(op);
