@@ -251,7 +251,14 @@ private:
             case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + host_.module_load(pg_.site(op).label));
             case OpKind::EventRecord: return async_call(t, i, hw_.event_record_cost);
             case OpKind::StreamWaitEvent: return async_call(t, i, hw_.stream_wait_event_cost);
-            case OpKind::Memcpy: return memcpy_call(t, i);
+            case OpKind::Memcpy:
+                // A pinned (or device) async copy is what memcpy_call would make of it: a call
+                // like a launch's.
+                if (!op.sync && !is_pageable_copy(hw_, op)) {
+                    th.presynced = false;
+                    return async_call(t, i, hw_.memcpy_call_cost);
+                }
+                return memcpy_call(t, i);
             default: return host_call(t, i);
         }
     }
