@@ -41,6 +41,17 @@ static_assert(kFirstBatchSlot + kBatchSlots <= EventQueue::kSlots);
 
 constexpr uint32_t kThreadBit = 0x80000000u;  // edge target is a waiting host thread
 
+// The op kinds whose gap (Simulator::gap) is not a plain stream or event gap: a host callback
+// and the markers.
+constexpr uint32_t gap_kinds() {
+    static_assert(kOpKinds <= 32);
+    uint32_t m = 1u << static_cast<int>(OpKind::HostFunc);
+    for (int k = 0; k < kOpKinds; ++k)
+        if (detail::kOpTable[k].gpu == GpuWork::Marker) m |= 1u << k;
+    return m;
+}
+constexpr uint32_t kGapKinds = gap_kinds();
+
 struct Edge {
     uint32_t to;  // op index, or thread | kThreadBit
     int32_t next;
@@ -657,6 +668,11 @@ private:
     Time gap(uint32_t from, uint32_t to, CauseKind kind, bool from_host) const {
         if (from_host) return ops_[to].thread >= 0 ? Time{} : hw_.launch_latency;
         const Op& t = ops_[to];
+        // Stream order between two ops that are neither callbacks nor markers, nor both graph
+        // nodes: the stream gap (what the tests below come to), with one test of both kinds.
+        if (kind == CauseKind::StreamOrder && !(((1u << static_cast<int>(t.kind)) | (1u << static_cast<int>(ops_[from].kind))) & kGapKinds) &&
+            !(t.graph_node && ops_[from].graph_node))
+            return hw_.stream_gap;
         if (t.kind == OpKind::HostFunc) return hw_.host_func_latency;  // the stream reaches the callback
         if (ops_[from].kind == OpKind::HostFunc && kind == CauseKind::StreamOrder) return hw_.host_func_gap;
         if (t.graph_node && ops_[from].graph_node && kind == CauseKind::StreamOrder)
