@@ -60,6 +60,8 @@ struct Edge {
 
 // A host thread running its op list.
 struct ThreadState {
+    const uint32_t* ops = nullptr;  // its op list (Program's), and its length
+    uint32_t n_ops = 0;
     uint32_t pc = 0;
     bool waiting_deps = false;  // tasks form: blocked until the current op's `after` deps finish
     uint32_t wait_count = 0;    // blocked in a sync call until this many GPU ops finish
@@ -119,9 +121,14 @@ public:
             host_ready_cause_.resize(n);
         }
         threads_.resize(pg.threads.size());
+        for (uint32_t t = 0; t < pg.threads.size(); ++t) {
+            threads_[t].ops = pg.threads[t].ops.data();
+            threads_[t].n_ops = static_cast<uint32_t>(pg.threads[t].ops.size());
+        }
         for (uint32_t t = 0; t < pg.threads.size(); ++t)
             if (pg.threads[t].start_after >= 0) starts_.emplace_back(static_cast<uint32_t>(pg.threads[t].start_after), t);
         std::sort(starts_.begin(), starts_.end());
+        has_starts_ = !starts_.empty();
         q_.reserve(64);
     }
 
@@ -239,12 +246,11 @@ private:
 
     void host_step(uint32_t t) {
         ThreadState& th = threads_[t];
-        const auto& list = pg_.threads[t].ops;
-        if (th.pc >= list.size()) return;
-        uint32_t i = list[th.pc];
+        if (th.pc >= th.n_ops) return;
+        uint32_t i = th.ops[th.pc];
         const Op& op = ops_[i];
         OpRecord& r = rec_[i];
-        if (pg_.tasks_form && host_pending_[i] > 0) {
+        if (tasks_form_ && host_pending_[i] > 0) {
             th.waiting_deps = true;
             if (!r.has_host()) r.host_start = now_;  // the thread reached the op; it waits from here
             return;
@@ -252,7 +258,7 @@ private:
         if (!r.has_host()) r.host_start = now_;
         Time waited = now_ - r.host_start;
         r.host_cause = th.next_cause;
-        if (pg_.tasks_form && waited > Time{}) r.host_cause = host_ready_cause_[i];
+        if (tasks_form_ && waited > Time{}) r.host_cause = host_ready_cause_[i];
         r.sync_wait = waited;
         if (op.graph_node) return graph_node_step(t, i);  // issued by its GraphLaunch: no call of its own
         if (Program::is_stream_op(op.kind) && launch_queues_.full(op.stream)) return wait_launch_queue(t, i);
@@ -401,7 +407,7 @@ private:
     }
 
     // Thread t has run (or is running, until threads_[t].ended) its last op.
-    bool thread_done(uint32_t t) const { return threads_[t].pc >= pg_.threads[t].ops.size(); }
+    bool thread_done(uint32_t t) const { return threads_[t].pc >= threads_[t].n_ops; }
     uint32_t last_op(uint32_t t) const { return pg_.threads[t].ops.back(); }
 
     // Host work touching managed buffers faults their pages back to the host first; the
@@ -566,7 +572,7 @@ private:
         ThreadState& th = threads_[t];
         th.pc++;
         th.next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::ProgramOrder};
-        if (!starts_.empty()) start_threads(i, end);
+        if (has_starts_) start_threads(i, end);
         if (thread_done(t)) {
             th.ended = end;
             if (!joiners_.empty()) end_thread(t, i, end);
@@ -822,7 +828,7 @@ private:
             uint32_t t = to & ~kThreadBit;
             ThreadState& th = threads_[t];
             note_wait(th, from, end);
-            if (--th.wait_count == 0) wake(t, pg_.threads[t].ops[th.pc]);
+            if (--th.wait_count == 0) wake(t, th.ops[th.pc]);
             return;
         }
         Time at = end + gap(from, to, kind, from_host);
@@ -1002,6 +1008,7 @@ private:
     // registers where a vector's data pointer would be loaded again after every store.
     const Op* const ops_ = pg_.ops.data();
     OpRecord* const rec_ = tl_.ops.data();
+    const bool tasks_form_ = pg_.tasks_form;
     EventQueue q_;
     Time now_;
     Binder binder_;
@@ -1016,6 +1023,7 @@ private:
     HostQueues host_queues_;
     Flags flags_;
     std::vector<std::pair<uint32_t, uint32_t>> starts_;  // (op, thread created when its host phase ends), sorted
+    bool has_starts_ = false;                            // starts_ is not empty
     std::vector<Blocked> joiners_;                       // joins waiting for their thread
     struct Arrival {
         uint32_t thread, op;
