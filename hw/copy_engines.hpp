@@ -54,6 +54,7 @@ private:
     void rescale(int dir);  // the other direction started or stopped
 
     const Program& pg_;
+    const Op* const ops_ = pg_.ops.data();  // fixed for the run
     const HwProfile& hw_;
     Staging& staging_;
     const ManagedMemory& um_;
@@ -93,7 +94,7 @@ inline Engine engine_of(CopyDir dir) { return dir == CopyDir::H2D ? Engine::H2D 
 
 template <class Sink>
 [[gnu::flatten]] void CopyEngines<Sink>::submit(uint32_t i) {
-    const CopyDir dir = direction(pg_.ops[i]);
+    const CopyDir dir = direction(ops_[i]);
     if (!hw_.rules.copy_fifo) {  // every copy on an engine of its own
         OpRecord& r = rec_[i];
         r.engine = detail::engine_of(dir);
@@ -107,7 +108,7 @@ template <class Sink>
 
 template <class Sink>
 Time CopyEngines<Sink>::work(uint32_t i, CopyDir dir) {
-    const Op& op = pg_.ops[i];
+    const Op& op = ops_[i];
     if (op.kind == OpKind::Prefetch || op.graph_node || is_pageable_copy(hw_, op)) return other_work(i, dir);
     // A pinned copy launched on its own: copy_duration depends on direction, size, rows and host
     // pitch only (the other cases out of line: other_work()).
@@ -185,7 +186,7 @@ void CopyEngines<Sink>::start(uint32_t i, CopyDir dir) {
     const int d = static_cast<int>(dir);
     Running& c = running_[d];
     c.op = static_cast<int32_t>(i);
-    c.pageable = is_pageable_copy(hw_, pg_.ops[i]);
+    c.pageable = is_pageable_copy(hw_, ops_[i]);
     c.work_left = work(i, dir);
     c.last = now_;
     c.factor = factor(d);
