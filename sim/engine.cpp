@@ -863,8 +863,19 @@ private:
     // ------------------------------------------------------------ GPU work to its unit
     [[gnu::flatten]] void dispatch(uint32_t i) {
         const Op& op = ops_[i];
-        OpRecord& r = rec_[i];  // its gpu_cause says what released it last
         leave_queues(i);
+        // A kernel that touches no managed buffer, and a copy on the H2D or D2H engine (not a
+        // tasks-form pageable upload): to their units here; every other case in dispatch_other.
+        const GpuWork work = op_info(op.kind).gpu;
+        if (work == GpuWork::Kernel && pg_.uses_count(op) == 0) return sms_.submit(i, ready(i), Time{});
+        if (op.kind == OpKind::Memcpy && op.dir != CopyDir::D2D && !(tasks_form_ && op.dir == CopyDir::H2D && is_pageable_copy(hw_, op)))
+            return copies_.submit(i);
+        dispatch_other(i);
+    }
+
+    [[gnu::noinline]] void dispatch_other(uint32_t i) {
+        const Op& op = ops_[i];
+        OpRecord& r = rec_[i];  // its gpu_cause says what released it last
         switch (op_info(op.kind).gpu) {
             case GpuWork::Marker:
                 r.gpu_start = now_;
