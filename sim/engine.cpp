@@ -821,16 +821,17 @@ private:
         }
     }
 
+    // A thread blocked in a sync call waits for one op fewer.
+    [[gnu::noinline]] void release_thread(uint32_t from, Time end, uint32_t t) {
+        ThreadState& th = threads_[t];
+        note_wait(th, from, end);
+        if (--th.wait_count == 0) wake(t, th.ops[th.pc]);
+    }
+
     // The edge from `from` to `to` (an op, or a thread | kThreadBit), of `kind`, is released.
     template <bool from_host>
     void release(uint32_t from, Time end, uint32_t to, CauseKind kind) {
-        if (to & kThreadBit) {
-            uint32_t t = to & ~kThreadBit;
-            ThreadState& th = threads_[t];
-            note_wait(th, from, end);
-            if (--th.wait_count == 0) wake(t, th.ops[th.pc]);
-            return;
-        }
+        if (to & kThreadBit) return release_thread(from, end, to & ~kThreadBit);
         Time at = end + gap(from, to, kind, from_host);
         // Rule 1: a pinned copy that already waited on the GPU for the kernel before it in
         // its stream (or a kernel for such a copy) is handed over later than a kernel to a kernel.
