@@ -573,7 +573,7 @@ private:
         th.pc++;
         th.next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::ProgramOrder};
         if (has_starts_) start_threads(i, end);
-        if (thread_done(t)) {
+        if (th.pc >= th.n_ops) {  // thread_done(t)
             th.ended = end;
             if (!joiners_.empty()) end_thread(t, i, end);
         }
