@@ -47,12 +47,14 @@ private:
     };
     static CopyDir direction(const Op& op) { return op.kind == OpKind::Prefetch ? (op.to_device ? CopyDir::H2D : CopyDir::D2H) : op.dir; }
     Time work(uint32_t op, CopyDir dir);  // GPU time at full speed
+    Time other_work(uint32_t op, CopyDir dir);  // the same for a prefetch, a graph node or a pageable copy
     double factor(int dir) const;
     void start(uint32_t op, CopyDir dir);
     void schedule(int dir);
     void rescale(int dir);  // the other direction started or stopped
 
     const Program& pg_;
+    const Op* const ops_ = pg_.ops.data();  // fixed for the run
     const HwProfile& hw_;
     Staging& staging_;
     const ManagedMemory& um_;
@@ -92,7 +94,7 @@ inline Engine engine_of(CopyDir dir) { return dir == CopyDir::H2D ? Engine::H2D 
 
 template <class Sink>
 [[gnu::flatten]] void CopyEngines<Sink>::submit(uint32_t i) {
-    const CopyDir dir = direction(pg_.ops[i]);
+    const CopyDir dir = direction(ops_[i]);
     if (!hw_.rules.copy_fifo) {  // every copy on an engine of its own
         OpRecord& r = rec_[i];
         r.engine = detail::engine_of(dir);
@@ -106,6 +108,22 @@ template <class Sink>
 
 template <class Sink>
 Time CopyEngines<Sink>::work(uint32_t i, CopyDir dir) {
+    const Op& op = ops_[i];
+    if (op.kind == OpKind::Prefetch || op.graph_node || is_pageable_copy(hw_, op)) return other_work(i, dir);
+    // A pinned copy launched on its own: copy_duration depends on direction, size, rows and host
+    // pitch only (the other cases out of line: other_work()).
+    Last& last = last_[static_cast<int>(op.dir)];
+    const bool same = last.site == op.site && last.bytes == op.bytes;
+    const uint32_t rows = same ? last.rows : dma_rows(pg_.site(op), op.bytes);
+    const uint64_t pitch = same ? last.pitch : host_pitch(pg_.site(op), op.dir);
+    if (last.bytes != op.bytes || last.rows != rows || last.pitch != pitch)
+        last = Last{op.bytes, copy_duration(hw_, op, rows, pitch), rows, pitch, op.site};
+    last.site = op.site;
+    return last.duration;
+}
+
+template <class Sink>
+[[gnu::noinline]] Time CopyEngines<Sink>::other_work(uint32_t i, CopyDir dir) {
     const Op& op = pg_.ops[i];
     const Time now = now_;
     Time t;
@@ -168,7 +186,7 @@ void CopyEngines<Sink>::start(uint32_t i, CopyDir dir) {
     const int d = static_cast<int>(dir);
     Running& c = running_[d];
     c.op = static_cast<int32_t>(i);
-    c.pageable = is_pageable_copy(hw_, pg_.ops[i]);
+    c.pageable = is_pageable_copy(hw_, ops_[i]);
     c.work_left = work(i, dir);
     c.last = now_;
     c.factor = factor(d);

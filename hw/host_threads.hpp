@@ -17,11 +17,9 @@ public:
     // Thread t starts a call of `base` host time at `now`: its cost, given the threads still
     // inside calls (rule launch_contention).
     Time call(uint32_t t, Time base, Time now) {
-        if (call_end_.size() == 1) {  // one host thread: no other thread is ever inside a call
-            const Time cost = contended_call(hw_, base, 0);
-            call_end_[t] = now + cost;
-            return cost;
-        }
+        // One host thread: no other thread is ever inside a call, so the cost is `base`
+        // (contended_call with no others), and no call reads the end of this one.
+        if (single_) return base;
         return call_among(t, base, now);
     }
     // GPU work done -> a blocked stream/device sync returns (spin or blocking-sync scheduling).
@@ -38,6 +36,7 @@ private:
     const HwProfile& hw_;
     const bool blocking_sync_, cold_start_;
     std::vector<Time> call_end_;  // per thread: end of its current API call
+    const bool single_ = call_end_.size() == 1;  // one host thread
     std::vector<uint8_t> loaded_;  // per label: module loaded
 };
 

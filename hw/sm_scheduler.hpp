@@ -27,7 +27,8 @@ public:
     void submit(uint32_t op, Time ready, Time faults);
     // A completion event this unit asked for.
     void on_event(uint32_t batch, uint32_t version);
-    // After every event: running memory-bound kernels are rescaled if their number changed.
+    // After an event that changed the memory-bound kernels (the unit asks for it through its
+    // sink's after_event_work()): running memory-bound kernels are rescaled if their number changed.
     void after_event() {
         if (mem_dirty_) rescale_memory_bound();
     }
@@ -58,6 +59,10 @@ private:
         std::vector<SmRun> runs;
     };
     void fill();
+    // One round of placing kernel `slot` as many blocks as fit: kStop when none can start now
+    // (fill() stops there), else whether all its blocks are placed.
+    enum class Round { kStop, kPlaced, kPartial };
+    Round place_round(uint32_t slot);
     uint32_t new_batch(uint32_t kernel);
     void schedule(uint32_t batch, Time end);
     void rescale_memory_bound();
@@ -109,6 +114,15 @@ template <class Sink>
         slot = static_cast<uint32_t>(kernels_.size());
         kernels_.push_back(k);
     }
+    if (waiting_.empty()) {
+        // The only kernel waiting: fill()'s first round for it, without going into the list
+        // unless blocks are left (then it is in the list, as fill() would leave it).
+        const Round r = place_round(slot);
+        if (r == Round::kPlaced) return;
+        waiting_.push_back(slot);
+        if (r == Round::kPartial) fill();
+        return;
+    }
     waiting_.push_back(slot);
     fill();
 }
@@ -122,43 +136,50 @@ void SmScheduler<Sink>::fill() {
             const Kernel &a = kernels_[waiting_[w]], &b = kernels_[waiting_[best]];
             if (a.priority < b.priority || (a.priority == b.priority && a.order < b.order)) best = w;
         }
-        const uint32_t slot = waiting_[best];
-        Kernel& k = kernels_[slot];
-        if (!k.started && running_ >= hw_.max_kernels) return;
-        const uint32_t b = new_batch(slot);
-        Batch& bt = batches_[b];
-        const uint32_t placed = sm_.place(k.need, k.unplaced, bt.runs);
-        if (placed == 0) {
-            bt.live = false;
-            free_batches_.push_back(b);
-            return;
-        }
-        account_occupancy();
-        const Time now = now_;
-        if (!k.started) {
-            k.started = true;
-            ++running_;
-            OpRecord& r = rec_[k.op];
-            r.gpu_start = now;
-            r.engine = Engine::Compute;
-            if (now > k.ready && last_release_op_ >= 0) r.gpu_cause = Cause{last_release_op_, Phase::Gpu, CauseKind::Resource};
-        }
-        bt.blocks = placed;
-        k.unplaced -= placed;
-        ++k.running_batches;
-        const Time work = k.block_time + k.first_extra;
-        k.first_extra = Time{};
-        if (k.mem_bound) {
-            bt.work_left = work;
-            bt.last = now;
-            mem_batches_.push_back(b);
-            mem_dirty_ = true;
-            schedule(b, now + Time::ps_times(work.ps(), std::max<int64_t>(1, mem_active_)));
-        } else {
-            schedule(b, now + work);
-        }
-        if (k.unplaced == 0) waiting_.erase(waiting_.begin() + static_cast<long>(best));
+        const Round r = place_round(waiting_[best]);
+        if (r == Round::kStop) return;
+        if (r == Round::kPlaced) waiting_.erase(waiting_.begin() + static_cast<long>(best));
     }
+}
+
+template <class Sink>
+typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) {
+    Kernel& k = kernels_[slot];
+    if (!k.started && running_ >= hw_.max_kernels) return Round::kStop;
+    const uint32_t b = new_batch(slot);
+    Batch& bt = batches_[b];
+    const uint32_t placed = sm_.place(k.need, k.unplaced, bt.runs);
+    if (placed == 0) {
+        bt.live = false;
+        free_batches_.push_back(b);
+        return Round::kStop;
+    }
+    account_occupancy();
+    const Time now = now_;
+    if (!k.started) {
+        k.started = true;
+        ++running_;
+        OpRecord& r = rec_[k.op];
+        r.gpu_start = now;
+        r.engine = Engine::Compute;
+        if (now > k.ready && last_release_op_ >= 0) r.gpu_cause = Cause{last_release_op_, Phase::Gpu, CauseKind::Resource};
+    }
+    bt.blocks = placed;
+    k.unplaced -= placed;
+    ++k.running_batches;
+    const Time work = k.block_time + k.first_extra;
+    k.first_extra = Time{};
+    if (k.mem_bound) {
+        bt.work_left = work;
+        bt.last = now;
+        mem_batches_.push_back(b);
+        mem_dirty_ = true;
+        sink_.after_event_work();
+        schedule(b, now + Time::ps_times(work.ps(), std::max<int64_t>(1, mem_active_)));
+    } else {
+        schedule(b, now + work);
+    }
+    return k.unplaced == 0 ? Round::kPlaced : Round::kPartial;
 }
 
 template <class Sink>
@@ -194,6 +215,7 @@ template <class Sink>
     if (k.mem_bound) {
         mem_batches_.erase(std::find(mem_batches_.begin(), mem_batches_.end(), b));
         mem_dirty_ = true;
+        sink_.after_event_work();
     }
     --k.running_batches;
     if (k.unplaced == 0 && k.running_batches == 0) {

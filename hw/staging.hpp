@@ -56,7 +56,10 @@ public:
     // asked. Downloads: a free lock goes to whoever asks, ahead of waiters not yet awake
     // (host.staging_lock_wakeup after the release); wake() grants the first waiter.
     Time acquire(uint32_t op, uint32_t thread, Time at);
-    bool holds(uint32_t op) const { return lock(op).holder == static_cast<int32_t>(op); }
+    bool holds(uint32_t op) const {
+        // Neither lock held (both holders -1: their AND is negative), the usual case: no look-up.
+        return (up_.holder & down_.holder) >= 0 && lock(op).holder == static_cast<int32_t>(op);
+    }
     // The op holding op's direction's lock, else the one that held it last (-1: none yet).
     int32_t holder(uint32_t op) const {
         const Lock& l = lock(op);

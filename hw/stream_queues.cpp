@@ -6,6 +6,7 @@ HardwareQueues::HardwareQueues(const Program& pg, const HwProfile& hw) {
     const uint32_t n = pg.max_connections && hw.hw_queues ? pg.max_connections : static_cast<uint32_t>(hw.hw_queues);
     if (!n) return;
     queues_.resize(n + 1);
+    enabled_ = true;
     // Stream s > 0 shares queue (s - 1) % n; the last one is the legacy default stream's own.
     queue_.resize(pg.streams.size());
     for (size_t s = 0; s < queue_.size(); ++s) queue_[s] = s == 0 ? n : static_cast<uint32_t>((s - 1) % n);

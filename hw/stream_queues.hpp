@@ -15,7 +15,7 @@ namespace hetsim {
 class HardwareQueues {
 public:
     HardwareQueues(const Program& pg, const HwProfile& hw);
-    bool enabled() const { return !queues_.empty(); }
+    bool enabled() const { return enabled_; }
     // Op i, issued to stream s, joins its queue; true when it must wait for the op ahead of it.
     bool join(uint32_t i, int32_t s) {
         Fifo<Entry>& q = queue_of(s);
@@ -25,7 +25,7 @@ public:
     }
     // Op i, of stream s, leaves its queue (the GPU takes it); returns the op that waited for it, or -1.
     int32_t leave(uint32_t i, int32_t s) {
-        if (queues_.empty() || s < 0) return -1;
+        if (!enabled_ || s < 0) return -1;
         Fifo<Entry>& q = queue_of(s);
         if (q.empty() || q.front().op != i) return -1;  // never joined (a task), or already left
         q.pop_front();
@@ -44,6 +44,7 @@ private:
     Fifo<Entry>& queue_of(int32_t stream) { return queues_[queue_[static_cast<size_t>(stream)]]; }
     std::vector<Fifo<Entry>> queues_;  // empty: streams do not share queues
     std::vector<uint32_t> queue_;      // per stream: the index of its queue in queues_
+    bool enabled_ = false;             // queues_ is not empty
 };
 
 class LaunchQueues {

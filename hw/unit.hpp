@@ -17,7 +17,9 @@
 //   void finished(uint32_t op);            or now;
 //   void host_returns(uint32_t thread, uint32_t op, Time at);
 //                                   a host call the unit held (a pageable upload waiting for
-//                                   the staging pool) returns at `at`.
+//                                   the staging pool) returns at `at`;
+//   void after_event_work();        the unit's after_event() must run once the current event
+//                                   is done (the engine calls it only after such events).
 // A unit takes its sink in its constructor and keeps the clock and the records (UnitBase).
 #pragma once
 #include <cstdint>

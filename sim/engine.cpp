@@ -41,6 +41,17 @@ static_assert(kFirstBatchSlot + kBatchSlots <= EventQueue::kSlots);
 
 constexpr uint32_t kThreadBit = 0x80000000u;  // edge target is a waiting host thread
 
+// The op kinds whose gap (Simulator::gap) is not a plain stream or event gap: a host callback
+// and the markers.
+constexpr uint32_t gap_kinds() {
+    static_assert(kOpKinds <= 32);
+    uint32_t m = 1u << static_cast<int>(OpKind::HostFunc);
+    for (int k = 0; k < kOpKinds; ++k)
+        if (detail::kOpTable[k].gpu == GpuWork::Marker) m |= 1u << k;
+    return m;
+}
+constexpr uint32_t kGapKinds = gap_kinds();
+
 struct Edge {
     uint32_t to;  // op index, or thread | kThreadBit
     int32_t next;
@@ -49,6 +60,8 @@ struct Edge {
 
 // A host thread running its op list.
 struct ThreadState {
+    const uint32_t* ops = nullptr;  // its op list (Program's), and its length
+    uint32_t n_ops = 0;
     uint32_t pc = 0;
     bool waiting_deps = false;  // tasks form: blocked until the current op's `after` deps finish
     uint32_t wait_count = 0;    // blocked in a sync call until this many GPU ops finish
@@ -108,9 +121,14 @@ public:
             host_ready_cause_.resize(n);
         }
         threads_.resize(pg.threads.size());
+        for (uint32_t t = 0; t < pg.threads.size(); ++t) {
+            threads_[t].ops = pg.threads[t].ops.data();
+            threads_[t].n_ops = static_cast<uint32_t>(pg.threads[t].ops.size());
+        }
         for (uint32_t t = 0; t < pg.threads.size(); ++t)
             if (pg.threads[t].start_after >= 0) starts_.emplace_back(static_cast<uint32_t>(pg.threads[t].start_after), t);
         std::sort(starts_.begin(), starts_.end());
+        has_starts_ = !starts_.empty();
         q_.reserve(64);
     }
 
@@ -124,11 +142,9 @@ public:
         while (!q_.empty()) {
             SimEvent e = q_.pop();
             Time now = Time::ps(e.time);
-            if (now == Time::max()) throw_time_overflow(e);
-            if (now < now_) throw std::logic_error("hetsim engine: time went backwards");
-            if (now > opts_.time_limit)
-                throw DeadlockError("simulated time passed the limit of " + exact_time(opts_.time_limit) +
-                                    "; raise it with --time-limit");
+            // Two comparisons for the three checks of check_time(): a time in [now_, last_quiet_ps_]
+            // is not backwards, not past the limit and not at the end of the range.
+            if (e.time < now_.ps() || e.time > last_quiet_ps_) check_time(e, now);
             now_ = now;
             // Tests in the order of how often each type comes (host steps, GPU-ready, copies,
             // kernel batches): fewer instructions than a switch's bounds test and jump table.
@@ -140,14 +156,23 @@ public:
             else if (type == kGpuDone) finished(e.a);
             else if (type == kLockGrant) lock_wakes(e.a);  // a download waiting for the staging lock wakes
             else if (type == kHostFaults) cpu_faults_done(e.a, e.b);
-            else release_successors(e.a, now_);  // kHostDone
-            if (faulting_ > 0) rescale_cpu_faults();
-            sms_.after_event();
+            else release_successors<true>(e.a, now_);  // kHostDone: an op without a GPU phase
+            if (after_) after_event();
         }
         if (!all_finished()) check_finished();
         tl_.end_to_end = latest_end_;
         tl_.sm_thread_occupancy_ps = sms_.thread_occupancy_ps();
         return std::move(tl_);
+    }
+
+    // The event time checks, in their order: the end of the range, backwards, past the limit.
+    // An event that passes them all is in [now_, last_quiet_ps_] and was let through by run().
+    [[gnu::noinline]] void check_time(const SimEvent& e, Time now) const {
+        if (now == Time::max()) throw_time_overflow(e);
+        if (now < now_) throw std::logic_error("hetsim engine: time went backwards");
+        if (now > opts_.time_limit)
+            throw DeadlockError("simulated time passed the limit of " + exact_time(opts_.time_limit) +
+                                "; raise it with --time-limit");
     }
 
     // An event at Time::max(): a sum of times saturated there (core/time.hpp). The op it is
@@ -195,6 +220,7 @@ public:
     }
     void finish_at(uint32_t op, Time at) { q_.push(at, prio(kGpuDone), kGpuDone, op); }
     void host_returns(uint32_t thread, uint32_t op, Time at) { finish_host(thread, op, at); }
+    void after_event_work() { after_ = 1; }
     void finished(uint32_t i) {
         const Op& op = ops_[i];
         rec_[i].gpu_end = now_;
@@ -202,22 +228,29 @@ public:
         latest_end_ = max(latest_end_, now_);
         if (op.kind == OpKind::Prefetch) um_.migrate(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes);
         if (op.kind == OpKind::HostFunc && op.flag >= 0) release_blocked(flags_.set(static_cast<uint32_t>(op.flag), i, now_), CauseKind::Flag, Time{});
-        release_successors(i, now_);
+        release_successors<false>(i, now_);
     }
 
 private:
+    // What runs after an event once after_ is set: the CPU-fault migrations rescale while a
+    // thread's run (rule 8), the SMs' memory-bound kernels when they changed (after_event_work).
+    [[gnu::noinline]] void after_event() {
+        if (faulting_ > 0) rescale_cpu_faults();
+        sms_.after_event();
+        after_ = faulting_ > 0;
+    }
+
     // ------------------------------------------------------------ host threads
     // Thread t's next step.
     void push_step(uint32_t t, Time at) { q_.push(at, prio(kHostStep), kHostStep, t); }
 
     void host_step(uint32_t t) {
         ThreadState& th = threads_[t];
-        const auto& list = pg_.threads[t].ops;
-        if (th.pc >= list.size()) return;
-        uint32_t i = list[th.pc];
+        if (th.pc >= th.n_ops) return;
+        uint32_t i = th.ops[th.pc];
         const Op& op = ops_[i];
         OpRecord& r = rec_[i];
-        if (pg_.tasks_form && host_pending_[i] > 0) {
+        if (tasks_form_ && host_pending_[i] > 0) {
             th.waiting_deps = true;
             if (!r.has_host()) r.host_start = now_;  // the thread reached the op; it waits from here
             return;
@@ -225,18 +258,45 @@ private:
         if (!r.has_host()) r.host_start = now_;
         Time waited = now_ - r.host_start;
         r.host_cause = th.next_cause;
-        if (pg_.tasks_form && waited > Time{}) r.host_cause = host_ready_cause_[i];
+        if (tasks_form_ && waited > Time{}) r.host_cause = host_ready_cause_[i];
         r.sync_wait = waited;
+        if (op.graph_node) return graph_node_step(t, i);  // issued by its GraphLaunch: no call of its own
+        if (Program::is_stream_op(op.kind) && launch_queues_.full(op.stream)) return wait_launch_queue(t, i);
+        // The calls a pipeline makes most here; the others, and what else a step may do, out of
+        // line (host_call), so that this step keeps few registers to save.
+        switch (op.kind) {
+            case OpKind::Kernel: return async_call(t, i, hw_.launch_cost + host_.module_load(pg_.site(op).label));
+            case OpKind::EventRecord: return async_call(t, i, hw_.event_record_cost);
+            case OpKind::StreamWaitEvent: return async_call(t, i, hw_.stream_wait_event_cost);
+            case OpKind::Memcpy:
+                // A pinned (or device) async copy is what memcpy_call would make of it: a call
+                // like a launch's.
+                if (!op.sync && !is_pageable_copy(hw_, op)) {
+                    th.presynced = false;
+                    return async_call(t, i, hw_.memcpy_call_cost);
+                }
+                return memcpy_call(t, i);
+            default: return host_call(t, i);
+        }
+    }
+
+    [[gnu::noinline]] void graph_node_step(uint32_t t, uint32_t i) {
+        submit(i, now_, false);
+        finish_host(t, i, now_);
+    }
+
+    // The stream's launch queue is full: thread t waits for an entry.
+    [[gnu::noinline]] void wait_launch_queue(uint32_t t, uint32_t i) {
+        const Op& op = ops_[i];
+        launch_queues_.wait(op.stream, t);
+        rec_[i].host_cause = Cause{static_cast<int32_t>(launch_queues_.oldest(op.stream)), Phase::Gpu, CauseKind::Resource};
+    }
+
+    // Thread t calls op i now (host_step has noted its start and cause).
+    [[gnu::noinline]] void host_call(uint32_t t, uint32_t i) {
+        const Op& op = ops_[i];
+        OpRecord& r = rec_[i];
         const Time call = now_;
-        if (op.graph_node) {  // issued by its GraphLaunch: no call of its own
-            submit(i, now_, false);
-            return finish_host(t, i, now_);
-        }
-        if (Program::is_stream_op(op.kind) && launch_queues_.full(op.stream)) {
-            launch_queues_.wait(op.stream, t);  // the stream's launch queue is full: wait for an entry
-            r.host_cause = Cause{static_cast<int32_t>(launch_queues_.oldest(op.stream)), Phase::Gpu, CauseKind::Resource};
-            return;
-        }
         switch (op.kind) {
             case OpKind::HostWork: {
                 const Time faults = cpu_faults(op);
@@ -352,7 +412,7 @@ private:
     }
 
     // Thread t has run (or is running, until threads_[t].ended) its last op.
-    bool thread_done(uint32_t t) const { return threads_[t].pc >= pg_.threads[t].ops.size(); }
+    bool thread_done(uint32_t t) const { return threads_[t].pc >= threads_[t].n_ops; }
     uint32_t last_op(uint32_t t) const { return pg_.threads[t].ops.back(); }
 
     // Host work touching managed buffers faults their pages back to the host first; the
@@ -376,6 +436,7 @@ private:
         ThreadState& th = threads_[t];
         th.faulting = true;
         ++faulting_;
+        after_ = 1;
         th.fault_left = left;
         th.fault_last = now_;
         th.fault_then = then;
@@ -516,14 +577,14 @@ private:
         ThreadState& th = threads_[t];
         th.pc++;
         th.next_cause = Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::ProgramOrder};
-        if (!starts_.empty()) start_threads(i, end);
-        if (thread_done(t)) {
+        if (has_starts_) start_threads(i, end);
+        if (th.pc >= th.n_ops) {  // thread_done(t)
             th.ended = end;
             if (!joiners_.empty()) end_thread(t, i, end);
         }
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
-        if (succ_[i] >= 0 && !Program::has_gpu_phase(ops_[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
+        if (!Program::has_gpu_phase(ops_[i].kind) && succ_[i] != -1) q_.push(end, prio(kHostDone), kHostDone, i);
         push_step(t, end);
     }
 
@@ -618,6 +679,11 @@ private:
     Time gap(uint32_t from, uint32_t to, CauseKind kind, bool from_host) const {
         if (from_host) return ops_[to].thread >= 0 ? Time{} : hw_.launch_latency;
         const Op& t = ops_[to];
+        // Stream order between two ops that are neither callbacks nor markers, nor both graph
+        // nodes: the stream gap (what the tests below come to), with one test of both kinds.
+        if (kind == CauseKind::StreamOrder && !(((1u << static_cast<int>(t.kind)) | (1u << static_cast<int>(ops_[from].kind))) & kGapKinds) &&
+            !(t.graph_node && ops_[from].graph_node))
+            return hw_.stream_gap;
         if (t.kind == OpKind::HostFunc) return hw_.host_func_latency;  // the stream reaches the callback
         if (ops_[from].kind == OpKind::HostFunc && kind == CauseKind::StreamOrder) return hw_.host_func_gap;
         if (t.graph_node && ops_[from].graph_node && kind == CauseKind::StreamOrder)
@@ -663,17 +729,31 @@ private:
     bool done(uint32_t i) const { return rec_[i].gpu_end.ps() != OpRecord::kUnset; }
 
     // Successor edges live in one pool; an op's edges go back to it once they are released.
+    // An op whose one successor so far is a GPU op in stream order (the usual case) holds it in
+    // succ_ itself, as kDirect - to, without a pool edge; a second successor moves it to the
+    // pool first, behind the new edge, so the successors are released in the same order.
+    static constexpr int32_t kDirect = -2;
+    static constexpr uint32_t kDirectMax = 0x7ffffffdu;  // kDirect - to stays in int32_t
     void add_edge(uint32_t from, uint32_t to, CauseKind kind) {
+        int32_t head = succ_[from];
+        if (head == -1 && kind == CauseKind::StreamOrder && to <= kDirectMax) {  // kThreadBit is above kDirectMax
+            succ_[from] = kDirect - static_cast<int32_t>(to);
+            return;
+        }
+        if (head <= kDirect) head = pool_edge(static_cast<uint32_t>(kDirect - head), -1, CauseKind::StreamOrder);
+        succ_[from] = pool_edge(to, head, kind);
+    }
+    int32_t pool_edge(uint32_t to, int32_t next, CauseKind kind) {
         int32_t e;
         if (free_edge_ >= 0) {
             e = free_edge_;
             free_edge_ = edges_[e].next;
-            edges_[e] = Edge{to, succ_[from], kind};
+            edges_[e] = Edge{to, next, kind};
         } else {
             e = static_cast<int32_t>(edges_.size());
-            edges_.push_back(Edge{to, succ_[from], kind});
+            edges_.push_back(Edge{to, next, kind});
         }
-        succ_[from] = e;
+        return e;
     }
 
     // GPU phase of `i` depends on the GPU phase of `dep`.
@@ -730,49 +810,57 @@ private:
                                "' before any record of it; the wait completes at once (as in CUDA)");
     }
 
-    // A phase of op `from` finished at `end`: release what waits on it.
+    // A phase of op `from` finished at `end`: release what waits on it. `from_host`: the phase
+    // is the host phase of an op without a GPU phase (kHostDone), else the GPU phase (finished()).
+    template <bool from_host>
     [[gnu::flatten]] void release_successors(uint32_t from, Time end) {
-        bool from_host = !Program::has_gpu_phase(ops_[from].kind);
         int32_t e = succ_[from];
         succ_[from] = -1;
+        if (e <= kDirect) return release<from_host>(from, end, static_cast<uint32_t>(kDirect - e), CauseKind::StreamOrder);
         while (e >= 0) {
             const Edge ed = edges_[e];
             edges_[e].next = free_edge_;  // back to the pool
             free_edge_ = e;
             e = ed.next;
-            if (ed.to & kThreadBit) {
-                uint32_t t = ed.to & ~kThreadBit;
-                ThreadState& th = threads_[t];
-                note_wait(th, from, end);
-                if (--th.wait_count == 0) wake(t, pg_.threads[t].ops[th.pc]);
-                continue;
+            release<from_host>(from, end, ed.to, ed.kind);
+        }
+    }
+
+    // A thread blocked in a sync call waits for one op fewer.
+    [[gnu::noinline]] void release_thread(uint32_t from, Time end, uint32_t t) {
+        ThreadState& th = threads_[t];
+        note_wait(th, from, end);
+        if (--th.wait_count == 0) wake(t, th.ops[th.pc]);
+    }
+
+    // The edge from `from` to `to` (an op, or a thread | kThreadBit), of `kind`, is released.
+    template <bool from_host>
+    void release(uint32_t from, Time end, uint32_t to, CauseKind kind) {
+        if (to & kThreadBit) return release_thread(from, end, to & ~kThreadBit);
+        Time at = end + gap(from, to, kind, from_host);
+        // Rule 1: a pinned copy that already waited on the GPU for the kernel before it in
+        // its stream (or a kernel for such a copy) is handed over later than a kernel to a kernel.
+        if (!from_host && kind == CauseKind::StreamOrder && ready(to) <= end && cross_engine(from, to))
+            at += hw_.cross_engine_wait;
+        Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, kind};
+        if (Program::has_gpu_phase(ops_[to].kind)) {
+            Cause& why = rec_[to].gpu_cause;
+            if (at > ready(to) || why.kind == CauseKind::None) {
+                ready(to) = max(ready(to), at);
+                why = c;
             }
-            uint32_t to = ed.to;
-            Time at = end + gap(from, to, ed.kind, from_host);
-            // Rule 1: a pinned copy that already waited on the GPU for the kernel before it in
-            // its stream (or a kernel for such a copy) is handed over later than a kernel to a kernel.
-            if (!from_host && ed.kind == CauseKind::StreamOrder && ready(to) <= end && cross_engine(from, to))
-                at += hw_.cross_engine_wait;
-            Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, ed.kind};
-            if (Program::has_gpu_phase(ops_[to].kind)) {
-                Cause& why = rec_[to].gpu_cause;
-                if (at > ready(to) || why.kind == CauseKind::None) {
-                    ready(to) = max(ready(to), at);
-                    why = c;
-                }
-                if (--pending_[to] == 0) q_.push(ready(to), prio(kGpuReady), kGpuReady, to);
-            } else {
-                if (from_host == false) at = end + host_.sync_wakeup();
-                if (at >= host_ready_[to]) {
-                    host_ready_[to] = at;
-                    host_ready_cause_[to] = c;
-                }
-                if (--host_pending_[to] == 0) {
-                    uint32_t t = static_cast<uint32_t>(ops_[to].thread);
-                    if (threads_[t].waiting_deps && pg_.threads[t].ops[threads_[t].pc] == to) {
-                        threads_[t].waiting_deps = false;
-                        push_step(t, max(host_ready_[to], now_));
-                    }
+            if (--pending_[to] == 0) q_.push(ready(to), prio(kGpuReady), kGpuReady, to);
+        } else {
+            if (!from_host) at = end + host_.sync_wakeup();
+            if (at >= host_ready_[to]) {
+                host_ready_[to] = at;
+                host_ready_cause_[to] = c;
+            }
+            if (--host_pending_[to] == 0) {
+                uint32_t t = static_cast<uint32_t>(ops_[to].thread);
+                if (threads_[t].waiting_deps && pg_.threads[t].ops[threads_[t].pc] == to) {
+                    threads_[t].waiting_deps = false;
+                    push_step(t, max(host_ready_[to], now_));
                 }
             }
         }
@@ -781,8 +869,19 @@ private:
     // ------------------------------------------------------------ GPU work to its unit
     [[gnu::flatten]] void dispatch(uint32_t i) {
         const Op& op = ops_[i];
-        OpRecord& r = rec_[i];  // its gpu_cause says what released it last
         leave_queues(i);
+        // A kernel that touches no managed buffer, and a copy on the H2D or D2H engine (not a
+        // tasks-form pageable upload): to their units here; every other case in dispatch_other.
+        const GpuWork work = op_info(op.kind).gpu;
+        if (work == GpuWork::Kernel && pg_.uses_count(op) == 0) return sms_.submit(i, ready(i), Time{});
+        if (op.kind == OpKind::Memcpy && op.dir != CopyDir::D2D && !(tasks_form_ && op.dir == CopyDir::H2D && is_pageable_copy(hw_, op)))
+            return copies_.submit(i);
+        dispatch_other(i);
+    }
+
+    [[gnu::noinline]] void dispatch_other(uint32_t i) {
+        const Op& op = ops_[i];
+        OpRecord& r = rec_[i];  // its gpu_cause says what released it last
         switch (op_info(op.kind).gpu) {
             case GpuWork::Marker:
                 r.gpu_start = now_;
@@ -834,12 +933,19 @@ private:
     std::string waited_on(uint32_t i, uint32_t pending) const {
         std::string s;
         uint32_t named = 0;
-        for (uint32_t d = 0; d < pg_.ops.size() && named < 4; ++d)
-            for (int32_t e = is_finished(d) ? -1 : succ_[d]; e >= 0; e = edges_[static_cast<size_t>(e)].next)
+        for (uint32_t d = 0; d < pg_.ops.size() && named < 4; ++d) {
+            const int32_t head = is_finished(d) ? -1 : succ_[d];
+            if (head <= kDirect) {  // one stream-order successor, held in succ_
+                if (static_cast<uint32_t>(kDirect - head) == i)
+                    s += (named++ ? ", " : "") + pg_.op_name(d) + " (" + to_string(CauseKind::StreamOrder) + ")";
+                continue;
+            }
+            for (int32_t e = head; e >= 0; e = edges_[static_cast<size_t>(e)].next)
                 if (edges_[static_cast<size_t>(e)].to == i) {
                     s += (named++ ? ", " : "") + pg_.op_name(d) + " (" + to_string(edges_[static_cast<size_t>(e)].kind) + ")";
                     break;
                 }
+        }
         if (named == 0) return std::to_string(pending) + " unfinished dependencies";
         if (pending > named) s += " and " + std::to_string(pending - named) + " more";
         return s;
@@ -919,6 +1025,7 @@ private:
     // registers where a vector's data pointer would be loaded again after every store.
     const Op* const ops_ = pg_.ops.data();
     OpRecord* const rec_ = tl_.ops.data();
+    const bool tasks_form_ = pg_.tasks_form;
     EventQueue q_;
     Time now_;
     Binder binder_;
@@ -933,6 +1040,7 @@ private:
     HostQueues host_queues_;
     Flags flags_;
     std::vector<std::pair<uint32_t, uint32_t>> starts_;  // (op, thread created when its host phase ends), sorted
+    bool has_starts_ = false;                            // starts_ is not empty
     std::vector<Blocked> joiners_;                       // joins waiting for their thread
     struct Arrival {
         uint32_t thread, op;
@@ -946,7 +1054,7 @@ private:
     // Until an op's GPU phase is dispatched, its record's gpu_cause says what released it last;
     // tasks-form host ops keep theirs here.
     std::vector<Cause> host_ready_cause_;
-    std::vector<int32_t, LargeAlloc<int32_t>> succ_;
+    std::vector<int32_t, LargeAlloc<int32_t>> succ_;  // per op: -1 none, a pool edge, or kDirect - a successor (add_edge)
     std::vector<Edge> edges_;
     int64_t gpu_open_ = 0;  // GPU phases submitted and not finished
     Time latest_end_;       // the latest end of any phase so far: the run's end-to-end time
@@ -957,6 +1065,7 @@ private:
     std::vector<int32_t> targets_;  // scratch: the ops a sync waits for
     std::vector<ThreadState> threads_;
     uint32_t faulting_ = 0;  // threads whose host work migrates managed memory back (start_cpu_faults)
+    uint32_t after_ = 0;     // nonzero while faulting_ > 0 or the SMs asked for after_event_work()
 };
 
 }  // namespace

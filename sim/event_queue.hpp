@@ -30,15 +30,15 @@ public:
     void push(Time t, uint32_t priority, uint32_t type, uint32_t a, uint32_t b = 0) {
         insert(SimEvent{t.ps(), (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type, a, b});
     }
-    bool empty() const { return busy_ == 0 && n_ == 0 && heap_.empty(); }
+    bool empty() const { return busy_ == 0 && n_ == 0 && !heap_any_; }
     SimEvent pop() {
-        if (busy_ && (n_ == 0 || min_order_ < near_[n_ - 1].order()) && (heap_.empty() || min_order_ < heap_[0].order())) {
+        if (busy_ && (n_ == 0 || min_order_ < near_[n_ - 1].order()) && (!heap_any_ || min_order_ < heap_[0].order())) {
             const uint32_t k = min_;  // the earliest slot is before the queue's earliest event
             busy_ &= ~(1u << k);
             rescan();
             return slots_[k];
         }
-        if (n_ > 0 && (heap_.empty() || near_[n_ - 1].before(heap_[0]))) return near_[--n_];
+        if (n_ > 0 && (!heap_any_ || near_[n_ - 1].before(heap_[0]))) return near_[--n_];
         return heap_pop();
     }
 
@@ -99,6 +99,7 @@ private:
     [[gnu::noinline]] void heap_push(const SimEvent& e) {
         size_t i = heap_.size();
         heap_.push_back(e);
+        heap_any_ = true;
         while (i > 0) {
             const size_t parent = (i - 1) / 4;
             if (!e.before(heap_[parent])) break;
@@ -112,6 +113,7 @@ private:
         const SimEvent last = heap_.back();
         heap_.pop_back();
         const size_t n = heap_.size();
+        heap_any_ = n != 0;
         if (n == 0) return top;
         const SimEvent::Order last_order = last.order();
         SimEvent* h = heap_.data();
@@ -141,6 +143,7 @@ private:
     SimEvent near_[kNear];
     uint32_t n_ = 0;
     std::vector<SimEvent> heap_;
+    bool heap_any_ = false;  // the heap holds events (heap_push, heap_pop): one load for pop()'s tests
     SimEvent slots_[kSlots];
     uint32_t busy_ = 0;  // bit k: slot k holds an event
     uint32_t min_ = 0;
