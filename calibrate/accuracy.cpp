@@ -80,6 +80,7 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
                                 double max_single) {
     std::map<std::string, std::vector<double>> runs;
     std::map<std::string, int> starts;
+    size_t files_read = 0, residue = 0;
     for (const auto& d : dirs) {
         fs::path m = fs::path(d) / "measured";
         if (!fs::is_directory(m)) throw InputError({d}, "no measured/ folder of runner results here");
@@ -112,9 +113,15 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
                 v.push_back(x.get<double>());
             }
             ++starts[name];
+            ++files_read;
+            const auto md = j.find("metadata");
+            if (md != j.end() && md->is_object() && md->value("timing", "") == "cupti" && !md->contains("uninstrumented_process"))
+                ++residue;
         }
     }
     AccuracyReport rep;
+    rep.files = files_read;
+    rep.cupti_residue = residue;
     std::vector<double> abs_errors;
     for (const auto& [name, v] : runs) {
         ScenarioAccuracy a;

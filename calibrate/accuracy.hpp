@@ -26,6 +26,10 @@ struct AccuracyReport {
     size_t stable = 0;
     double stable_median_abs = 0, stable_p90_abs = 0, stable_max_abs = 0;
     bool pass = false;          // median <= max_median and every scenario passes
+    // Measured files read, and those whose uninstrumented runs were made in the process that had
+    // CUPTI attached for the instrumented ones (hetsim-runner before 2026-12-02f: no
+    // metadata.uninstrumented_process), which stays slower (graphs 6-27%, docs/model.md Rule 7).
+    size_t files = 0, cupti_residue = 0;
 };
 
 // `measurement_dirs`: folders with measured/NN_topic.json; scenarios are read from

@@ -25,6 +25,11 @@ void print_report(const calib::AccuracyReport& r, double max_median, double max_
                     "the other %zu are judged against their own spread\n",
                     r.stable, 100 * calib::AccuracyReport::kStableSpread, 100 * r.stable_median_abs,
                     100 * r.stable_p90_abs, 100 * r.stable_max_abs, r.scenarios.size() - r.stable);
+    if (rows && r.cupti_residue)
+        std::printf("note: %zu of the %zu measured files made their uninstrumented runs in the process that had CUPTI attached "
+                    "(hetsim-runner before 2026-12-02f), which stays slower: their graph scenarios read 6-27%% slow "
+                    "(docs/model.md Rule 7)\n",
+                    r.cupti_residue, r.files);
 }
 }  // namespace
 

@@ -77,6 +77,18 @@ TEST_CASE("accuracy: leave-one-start-out recalibrates from the other starts and 
     for (size_t k = 0; k < shipped.scenarios.size(); ++k) CHECK(again.scenarios[k].predicted_ns == shipped.scenarios[k].predicted_ns);
 }
 
+TEST_CASE("accuracy: counts the measured files whose uninstrumented runs shared a process with CUPTI") {
+    const std::string root = HETSIM_SOURCE_DIR;
+    // 2026-11-30c: the runner of then made its uninstrumented runs after the CUPTI ones, in one
+    // process; 2026-12-02h: in a child process that never loaded CUPTI (metadata.uninstrumented_process).
+    AccuracyReport old = validate_against({root + "/validation/measurements/h200/2026-11-30c"}, root + "/scenarios/validation");
+    CHECK(old.files == 52);
+    CHECK(old.cupti_residue == 52);
+    AccuracyReport clean = validate_against({root + "/validation/measurements/h200/2026-12-02h"}, root + "/scenarios/validation");
+    CHECK(clean.files == 114);
+    CHECK(clean.cupti_residue == 0);
+}
+
 TEST_CASE("accuracy: leave-one-start-out refuses one start and a start without its microbenchmarks") {
     const std::string root = HETSIM_SOURCE_DIR;
     const std::string c = root + "/validation/measurements/h200/2026-11-30c";
