@@ -139,8 +139,7 @@ public:
                 for (uint32_t op : t.ops) add_task_deps(op, true);
         for (uint32_t t = 0; t < threads_.size(); ++t)
             if (pg_.threads[t].start_after < 0) push_step(t, Time{});
-        while (!q_.empty()) {
-            SimEvent e = q_.pop();
+        for (SimEvent e; q_.try_pop(e);) {
             Time now = Time::ps(e.time);
             // Two comparisons for the three checks of check_time(): a time in [now_, last_quiet_ps_]
             // is not backwards, not past the limit and not at the end of the range.
