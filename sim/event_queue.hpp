@@ -31,30 +31,24 @@ public:
         insert(SimEvent{t.ps(), (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type, a, b});
     }
     bool empty() const { return busy_ == 0 && n_ == 0 && !heap_any_; }
-    SimEvent pop() {
-        SimEvent e;
-        try_pop(e);
-        return e;
-    }
-    // Takes the earliest event into e, or returns false when the queue is empty: one call for
-    // the run loop's empty() and pop(). Each of the three earliest orders (slots, near, heap) is
-    // kNone when that part is empty, so it compares them with no test of which parts hold events.
-    bool try_pop(SimEvent& e) {
+    SimEvent pop() { return *try_pop(); }
+    // Takes the earliest event out of the queue, or returns null when the queue is empty: one
+    // call for the run loop's empty() and pop(). Each of the three earliest orders (slots, near,
+    // heap) is kNone when that part is empty, so it compares them with no test of which parts
+    // hold events. The event is read where it waited, with no copy: the pointer is good until
+    // the next push(), set_slot() or requeue(), which may write there.
+    const SimEvent* try_pop() {
         const SimEvent::Order near_order = near_[n_].order();
         if (min_order_ < near_order && min_order_ < heap_min_) {
             const uint32_t k = min_;  // the earliest slot is before the queue's earliest event
             busy_ &= ~(1u << k);
             rescan();
-            e = slots_[k];
-            return true;
+            return &slots_[k];
         }
-        if (near_order < heap_min_) {
-            e = near_[n_--];
-            return true;
-        }
-        if (!heap_any_) return false;
-        e = heap_pop();
-        return true;
+        if (near_order < heap_min_) return &near_[n_--];
+        if (!heap_any_) return nullptr;
+        popped_ = heap_pop();
+        return &popped_;
     }
 
     // Unit slots: slot k holds at most one event, taken by pop() in the same (time, key) order as
@@ -173,6 +167,7 @@ private:
     bool heap_any_ = false;  // the heap holds events (heap_push, heap_pop)
     SimEvent::Order heap_min_ = kNone;  // heap_[0]'s order, kNone when the heap is empty
     SimEvent slots_[kSlots];
+    SimEvent popped_{};  // the event try_pop() last took from the heap
     uint32_t busy_ = 0;  // bit k: slot k holds an event
     uint32_t min_ = 0;
     SimEvent::Order min_order_ = kNone;
