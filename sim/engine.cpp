@@ -139,8 +139,11 @@ public:
                 for (uint32_t op : t.ops) add_task_deps(op, true);
         for (uint32_t t = 0; t < threads_.size(); ++t)
             if (pg_.threads[t].start_after < 0) push_step(t, Time{});
-        while (!q_.empty()) {
-            SimEvent e = q_.pop();
+        while (const SimEvent* p = q_.try_pop()) {
+            // The event's fields, read before its handler pushes events (which may write where
+            // it waited in the queue).
+            const SimEvent& e = *p;
+            const uint32_t type = e.type(), a = e.a, b = e.b;
             Time now = Time::ps(e.time);
             // Two comparisons for the three checks of check_time(): a time in [now_, last_quiet_ps_]
             // is not backwards, not past the limit and not at the end of the range.
@@ -148,15 +151,14 @@ public:
             now_ = now;
             // Tests in the order of how often each type comes (host steps, GPU-ready, copies,
             // kernel batches): fewer instructions than a switch's bounds test and jump table.
-            const uint32_t type = e.type();
-            if (type == kHostStep) host_step(e.a);
-            else if (type == kGpuReady) dispatch(e.a);
-            else if (type == kCopyDone) copies_.on_event(e.a, e.b);
-            else if (type == kBatchDone) sms_.on_event(e.a, e.b);
-            else if (type == kGpuDone) finished(e.a);
-            else if (type == kLockGrant) lock_wakes(e.a);  // a download waiting for the staging lock wakes
-            else if (type == kHostFaults) cpu_faults_done(e.a, e.b);
-            else release_successors<true>(e.a, now_);  // kHostDone: an op without a GPU phase
+            if (type == kHostStep) host_step(a);
+            else if (type == kGpuReady) dispatch(a);
+            else if (type == kCopyDone) copies_.on_event(a, b);
+            else if (type == kBatchDone) sms_.on_event(a, b);
+            else if (type == kGpuDone) finished(a);
+            else if (type == kLockGrant) lock_wakes(a);  // a download waiting for the staging lock wakes
+            else if (type == kHostFaults) cpu_faults_done(a, b);
+            else release_successors<true>(a, now_);  // kHostDone: an op without a GPU phase
             if (after_) after_event();
         }
         if (!all_finished()) check_finished();

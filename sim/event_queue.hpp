@@ -31,15 +31,24 @@ public:
         insert(SimEvent{t.ps(), (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type, a, b});
     }
     bool empty() const { return busy_ == 0 && n_ == 0 && !heap_any_; }
-    SimEvent pop() {
-        if (busy_ && (n_ == 0 || min_order_ < near_[n_ - 1].order()) && (!heap_any_ || min_order_ < heap_[0].order())) {
+    SimEvent pop() { return *try_pop(); }
+    // Takes the earliest event out of the queue, or returns null when the queue is empty: one
+    // call for the run loop's empty() and pop(). Each of the three earliest orders (slots, near,
+    // heap) is kNone when that part is empty, so it compares them with no test of which parts
+    // hold events. The event is read where it waited, with no copy: the pointer is good until
+    // the next push(), set_slot() or requeue(), which may write there.
+    const SimEvent* try_pop() {
+        const SimEvent::Order near_order = near_[n_].order();
+        if (min_order_ < near_order && min_order_ < heap_min_) {
             const uint32_t k = min_;  // the earliest slot is before the queue's earliest event
             busy_ &= ~(1u << k);
             rescan();
-            return slots_[k];
+            return &slots_[k];
         }
-        if (n_ > 0 && (!heap_any_ || near_[n_ - 1].before(heap_[0]))) return near_[--n_];
-        return heap_pop();
+        if (near_order < heap_min_) return &near_[n_--];
+        if (!heap_any_) return nullptr;
+        popped_ = heap_pop();
+        return &popped_;
     }
 
     // Unit slots: slot k holds at most one event, taken by pop() in the same (time, key) order as
@@ -52,9 +61,9 @@ public:
     void set_slot(uint32_t k, Time t, uint32_t priority, uint32_t type, uint32_t a, uint32_t b = 0) {
         slots_[k] = SimEvent{t.ps(), (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type, a, b};
         const SimEvent::Order o = slots_[k].order();
-        const bool was_min = busy_ && min_ == k;
+        const bool was_min = min_ == k;  // min_ is a busy slot unless none is (min_order_ == kNone)
         busy_ |= 1u << k;
-        if (busy_ == (1u << k) || o < min_order_) min_ = k, min_order_ = o;
+        if (o < min_order_) min_ = k, min_order_ = o;
         else if (was_min) rescan();  // the earliest slot moved later
     }
     // Puts an event (a slot's, before set_slot replaces it) into the queue with its own key.
@@ -65,7 +74,10 @@ private:
     // min_, min_order_: the earliest busy slot and its order.
     void rescan() {
         uint32_t m = busy_;
-        if (!m) return;
+        if (!m) {
+            min_order_ = kNone;
+            return;
+        }
         uint32_t best = static_cast<uint32_t>(__builtin_ctz(m));
         SimEvent::Order best_order = slots_[best].order();
         for (m &= m - 1; m; m &= m - 1) {
@@ -82,15 +94,15 @@ private:
     [[gnu::always_inline]] void insert(const SimEvent& e) {
         const SimEvent::Order o = e.order();
         if (n_ < kNear) {  // sorted insertion from the earliest end: few moves, no sift
-            uint32_t j = n_++;
-            for (; j > 0 && near_[j - 1].order() < o; --j) near_[j] = near_[j - 1];
+            uint32_t j = ++n_;  // the sentinel near_[0] stops the loop
+            for (; near_[j - 1].order() < o; --j) near_[j] = near_[j - 1];
             near_[j] = e;
             return;
         }
-        if (o < near_[0].order()) {  // full: its latest event goes to the heap, e takes its place
-            heap_push(near_[0]);
-            uint32_t i = 0;
-            for (; i + 1 < kNear && o < near_[i + 1].order(); ++i) near_[i] = near_[i + 1];
+        if (o < near_[1].order()) {  // full: its latest event goes to the heap, e takes its place
+            heap_push(near_[1]);
+            uint32_t i = 1;
+            for (; i < kNear && o < near_[i + 1].order(); ++i) near_[i] = near_[i + 1];
             near_[i] = e;
             return;
         }
@@ -107,6 +119,7 @@ private:
             i = parent;
         }
         heap_[i] = e;
+        heap_min_ = heap_[0].order();
     }
     [[gnu::noinline]] SimEvent heap_pop() {
         const SimEvent top = heap_[0];
@@ -114,7 +127,10 @@ private:
         heap_.pop_back();
         const size_t n = heap_.size();
         heap_any_ = n != 0;
-        if (n == 0) return top;
+        if (n == 0) {
+            heap_min_ = kNone;
+            return top;
+        }
         const SimEvent::Order last_order = last.order();
         SimEvent* h = heap_.data();
         size_t i = 0;
@@ -133,21 +149,28 @@ private:
             i = best;
         }
         h[i] = last;
+        heap_min_ = h[0].order();
         return top;
     }
 
-    // The near events: up to kNear of them, sorted latest first (the earliest is near_[n_ - 1]);
-    // the others in the heap. pop() takes the earlier of the two earliest. A simulation keeps
-    // few events pending (about 5 in bench/engine_pipeline.cpp), so most never reach the heap.
+    // After every event's order: (2^63 - 1 ps, all key bits set), which no pushed key reaches.
+    static constexpr SimEvent::Order kNone = (static_cast<SimEvent::Order>(INT64_MAX) << 64) | static_cast<SimEvent::Order>(UINT64_MAX);
+    // The near events: up to kNear of them in near_[1..n_], sorted latest first (the earliest is
+    // near_[n_]); near_[0] is a sentinel at kNone, which ends insert()'s loop and is what pop()
+    // reads when n_ == 0. The others in the heap. pop() takes the earlier of the two earliest. A
+    // simulation keeps few events pending (about 5 in bench/engine_pipeline.cpp), so most never
+    // reach the heap.
     static constexpr uint32_t kNear = 16;
-    SimEvent near_[kNear];
+    SimEvent near_[kNear + 1] = {SimEvent{INT64_MAX, UINT64_MAX, 0, 0}};
     uint32_t n_ = 0;
     std::vector<SimEvent> heap_;
-    bool heap_any_ = false;  // the heap holds events (heap_push, heap_pop): one load for pop()'s tests
+    bool heap_any_ = false;  // the heap holds events (heap_push, heap_pop)
+    SimEvent::Order heap_min_ = kNone;  // heap_[0]'s order, kNone when the heap is empty
     SimEvent slots_[kSlots];
+    SimEvent popped_{};  // the event try_pop() last took from the heap
     uint32_t busy_ = 0;  // bit k: slot k holds an event
     uint32_t min_ = 0;
-    SimEvent::Order min_order_ = 0;
+    SimEvent::Order min_order_ = kNone;
     uint64_t seq_ = 0;
 };
 
