@@ -48,6 +48,7 @@ private:
     static CopyDir direction(const Op& op) { return op.kind == OpKind::Prefetch ? (op.to_device ? CopyDir::H2D : CopyDir::D2H) : op.dir; }
     Time work(uint32_t op, CopyDir dir);  // GPU time at full speed
     Time other_work(uint32_t op, CopyDir dir);  // the same for a prefetch, a graph node or a pageable copy
+    Time copy_time(const Op& op);  // a memcpy's copy_duration, memoised per direction (Last)
     double factor(int dir) const;
     void start(uint32_t op, CopyDir dir);
     void schedule(int dir);
@@ -110,8 +111,13 @@ template <class Sink>
 Time CopyEngines<Sink>::work(uint32_t i, CopyDir dir) {
     const Op& op = ops_[i];
     if (op.kind == OpKind::Prefetch || op.graph_node || is_pageable_copy(hw_, op)) return other_work(i, dir);
-    // A pinned copy launched on its own: copy_duration depends on direction, size, rows and host
-    // pitch only (the other cases out of line: other_work()).
+    return copy_time(op);  // a pinned copy launched on its own (the other cases out of line: other_work())
+}
+
+// copy_duration depends on direction, size, rows and host pitch only; the rows and the host pitch
+// depend on the site and the size: the same site and size as the last copy's, the same rows and pitch.
+template <class Sink>
+[[gnu::always_inline]] inline Time CopyEngines<Sink>::copy_time(const Op& op) {
     Last& last = last_[static_cast<int>(op.dir)];
     const bool same = last.site == op.site && last.bytes == op.bytes;
     const uint32_t rows = same ? last.rows : dma_rows(pg_.site(op), op.bytes);
@@ -130,16 +136,7 @@ template <class Sink>
     if (op.kind == OpKind::Prefetch) {
         t = prefetch_time(hw_, um_.to_move(static_cast<uint32_t>(op.buffer), op.to_device, op.bytes), op.to_device);
     } else {
-        Last& last = last_[static_cast<int>(op.dir)];  // a Memcpy: copy_duration depends on direction, size, rows and host pitch only
-        // The rows and the host pitch depend on the site and the size: the same site and size as the
-        // last copy's, the same rows and pitch.
-        const bool same = last.site == op.site && last.bytes == op.bytes;
-        const uint32_t rows = same ? last.rows : dma_rows(pg_.site(op), op.bytes);
-        const uint64_t pitch = same ? last.pitch : host_pitch(pg_.site(op), op.dir);
-        if (last.bytes != op.bytes || last.rows != rows || last.pitch != pitch)
-            last = Last{op.bytes, copy_duration(hw_, op, rows, pitch), rows, pitch, op.site};
-        last.site = op.site;
-        t = last.duration;
+        t = copy_time(op);  // a Memcpy
     }
     if (is_pageable_copy(hw_, op))
         t = pageable_dma_time(hw_, op, now, dir == CopyDir::H2D ? staging_.dma_starts(i, sink_) : now, dma_rows(pg_.site(op), op.bytes),
