@@ -1153,7 +1153,7 @@ void Executor::exec_op(uint32_t i, int w) {
     g_progress[w].store(i, std::memory_order_relaxed);
     // Host stamps in every run (the two steady_clock reads around a call are taken anyway); GPU
     // timing (events, CUPTI ids) only in instrumented runs.
-    OpTimes* T = &cur->ops[i];
+    OpTimes& T = cur->ops[i];
     if (o.kind == OpKind::HostWork) {
         int64_t a = steady_ns();
         for (const uint32_t* u = P.uses_begin(o); u != P.uses_begin(o) + P.uses_count(o); ++u) touch_host_pages(buf[*u], P.buffers[*u].bytes);
@@ -1161,16 +1161,14 @@ void Executor::exec_op(uint32_t i, int w) {
         int64_t b;
         while ((b = steady_ns()) < until) {
         }
-        if (T) {
-            T->host_start = double(a - t0);
-            T->host_end = double(b - t0);
-        }
+        T.host_start = double(a - t0);
+        T.host_end = double(b - t0);
         return;
     }
     if (o.graph_node) {
         // Executed by its graph_launch: no host call; host times = the launch call's end.
         const int launch_op = PL.launch_of[i];
-        if (!std::isnan(cur->ops[launch_op].host_end)) T->host_start = T->host_end = cur->ops[launch_op].host_end;
+        if (!std::isnan(cur->ops[launch_op].host_end)) T.host_start = T.host_end = cur->ops[launch_op].host_end;
         return;
     }
     if (Program::is_allocation(o.kind) || o.kind == OpKind::QueuePut || o.kind == OpKind::QueueGet || o.kind == OpKind::HostWait ||
@@ -1178,10 +1176,8 @@ void Executor::exec_op(uint32_t i, int w) {
         int64_t a = 0, b = 0;
         if (Program::is_allocation(o.kind)) exec_alloc(o, i, a, b);
         else exec_handoff(o, a, b);
-        if (T) {
-            T->host_start = double(a - t0);
-            T->host_end = double(b - t0);
-        }
+        T.host_start = double(a - t0);
+        T.host_end = double(b - t0);
         return;
     }
     cudaStream_t s = o.stream >= 0 ? stream_of(o.stream) : cudaStreamLegacy;
@@ -1198,14 +1194,12 @@ void Executor::exec_op(uint32_t i, int w) {
     int64_t b = steady_ns();
     if (cu) cupti::pop();
     if (ev) CK(cudaEventRecord(ev_end[i], s));
-    if (T) {
-        if (w == PL.issuer_thread) {
-            T->issue_start = double(a - t0);
-            T->issue_end = double(b - t0);
-        } else {
-            T->host_start = double(a - t0);
-            T->host_end = double(b - t0);
-        }
+    if (w == PL.issuer_thread) {
+        T.issue_start = double(a - t0);
+        T.issue_end = double(b - t0);
+    } else {
+        T.host_start = double(a - t0);
+        T.host_end = double(b - t0);
     }
 }
 

@@ -143,6 +143,13 @@ std::string hostname() {
     return b;
 }
 
+// A phase `name` of op times (name_start_ns, name_end_ns), when the run has it.
+void put_phase(ojson& e, const char* name, double start, double end) {
+    if (std::isnan(start) || std::isnan(end)) return;
+    e[std::string(name) + "_start_ns"] = ns_json(start);
+    e[std::string(name) + "_end_ns"] = ns_json(end);
+}
+
 // One uninstrumented run's host stamps (no CUPTI, no events: the steady_clock reads around each
 // call, and host functions' own stamps), for the ops that have them.
 ojson plain_ops_json(const runner::Program& p, const runner::RunResult& r) {
@@ -150,18 +157,9 @@ ojson plain_ops_json(const runner::Program& p, const runner::RunResult& r) {
     for (uint32_t i = 0; i < p.ops.size() && i < r.ops.size(); ++i) {
         const runner::OpTimes& t = r.ops[i];
         ojson e;
-        if (!std::isnan(t.host_start) && !std::isnan(t.host_end)) {
-            e["host_start_ns"] = ns_json(t.host_start);
-            e["host_end_ns"] = ns_json(t.host_end);
-        }
-        if (!std::isnan(t.issue_start) && !std::isnan(t.issue_end)) {
-            e["issue_start_ns"] = ns_json(t.issue_start);
-            e["issue_end_ns"] = ns_json(t.issue_end);
-        }
-        if (p.ops[i].kind == runner::OpKind::HostFunc && !std::isnan(t.gpu_start) && !std::isnan(t.gpu_end)) {
-            e["gpu_start_ns"] = ns_json(t.gpu_start);
-            e["gpu_end_ns"] = ns_json(t.gpu_end);
-        }
+        put_phase(e, "host", t.host_start, t.host_end);
+        put_phase(e, "issue", t.issue_start, t.issue_end);
+        if (p.ops[i].kind == runner::OpKind::HostFunc) put_phase(e, "gpu", t.gpu_start, t.gpu_end);
         if (e.empty()) continue;
         e["index"] = i;
         ops.push_back(std::move(e));
@@ -283,18 +281,9 @@ ojson measured_json(const runner::Program& p, const runner::Plan& plan, const ru
         e["thread"] = op.thread;
         if (op.stream >= 0) e["stream"] = op.stream;
         if (op.warmup) e["warmup"] = true;
-        if (!std::isnan(t.host_start) && !std::isnan(t.host_end)) {
-            e["host_start_ns"] = ns_json(t.host_start);
-            e["host_end_ns"] = ns_json(t.host_end);
-        }
-        if (!std::isnan(t.gpu_start) && !std::isnan(t.gpu_end)) {
-            e["gpu_start_ns"] = ns_json(t.gpu_start);
-            e["gpu_end_ns"] = ns_json(t.gpu_end);
-        }
-        if (!std::isnan(t.issue_start)) {
-            e["issue_start_ns"] = ns_json(t.issue_start);
-            e["issue_end_ns"] = ns_json(t.issue_end);
-        }
+        put_phase(e, "host", t.host_start, t.host_end);
+        put_phase(e, "gpu", t.gpu_start, t.gpu_end);
+        put_phase(e, "issue", t.issue_start, t.issue_end);
         ops.push_back(std::move(e));
     }
     j["ops"] = std::move(ops);
