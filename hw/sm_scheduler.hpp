@@ -54,6 +54,7 @@ private:
         uint32_t blocks = 0;
         uint32_t version = 0;
         bool live = false;
+        bool held = false;  // its blocks are done; the kernel's completion waits for fault_until_ (rule fault_hold)
         Time work_left;  // memory-bound batches: full-speed work still to do
         Time last;       // when work_left was last brought up to date
         std::vector<SmRun> runs;
@@ -65,6 +66,7 @@ private:
     Round place_round(uint32_t slot);
     uint32_t new_batch(uint32_t kernel);
     void schedule(uint32_t batch, Time end);
+    void end_hold(uint32_t batch);
     void rescale_memory_bound();
     void account_occupancy();
 
@@ -78,6 +80,7 @@ private:
     uint32_t running_ = 0;
     uint64_t order_ = 0;
     int32_t last_release_op_ = -1;
+    Time fault_until_;  // when the managed-memory faults of the kernels placed so far are served (rule fault_hold)
     int64_t mem_active_ = 0;
     bool mem_dirty_ = false;
     Time occ_last_;
@@ -168,6 +171,7 @@ typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) 
     k.unplaced -= placed;
     ++k.running_batches;
     const Time work = k.block_time + k.first_extra;
+    if (k.first_extra > Time{}) fault_until_ = max(fault_until_, now + k.first_extra);
     k.first_extra = Time{};
     if (k.mem_bound) {
         bt.work_left = work;
@@ -207,11 +211,10 @@ template <class Sink>
     Batch& bt = batches_[b];
     if (!bt.live || bt.version != version) return;  // superseded by a rescale
     Kernel& k = kernels_[bt.kernel];
+    if (bt.held) return end_hold(b);
     account_occupancy();
     sm_.release(k.need, bt.runs);
     last_release_op_ = static_cast<int32_t>(k.op);
-    bt.live = false;
-    free_batches_.push_back(b);
     if (k.mem_bound) {
         mem_batches_.erase(std::find(mem_batches_.begin(), mem_batches_.end(), b));
         mem_dirty_ = true;
@@ -219,10 +222,35 @@ template <class Sink>
     }
     --k.running_batches;
     if (k.unplaced == 0 && k.running_batches == 0) {
+        if (fault_until_ > now_ && hw_.rules.fault_hold) {
+            // Its blocks are done and their slots free, but the kernel completes only once the
+            // demand faults of a kernel beside it are served (docs/model.md Rule 8).
+            bt.held = true;
+            bt.runs.clear();
+            schedule(b, fault_until_);
+            return fill();
+        }
         --running_;
         free_kernels_.push_back(bt.kernel);
         sink_.finished(k.op);
     }
+    bt.live = false;
+    free_batches_.push_back(b);
+    fill();
+}
+
+// A held kernel's completion (rule fault_hold): again later if a kernel placed meanwhile
+// faults longer.
+template <class Sink>
+void SmScheduler<Sink>::end_hold(uint32_t b) {
+    Batch& bt = batches_[b];
+    if (fault_until_ > now_) return schedule(b, fault_until_);
+    bt.held = false;
+    bt.live = false;
+    free_batches_.push_back(b);
+    --running_;
+    free_kernels_.push_back(bt.kernel);
+    sink_.finished(kernels_[bt.kernel].op);
     fill();
 }
 

@@ -306,6 +306,8 @@ const std::vector<ParamDecl>& param_decls() {
         rule("rules.alloc_costs", &P::Rules::alloc_costs, "allocation calls cost host time; cudaFree syncs the device"),
         rule("rules.cross_engine_wait", &P::Rules::cross_engine_wait,
              "a copy that waited for a kernel in its stream (or the reverse) starts gpu.cross_engine_wait later"),
+        rule("rules.fault_hold", &P::Rules::fault_hold,
+             "a kernel that ends while another kernel demand-faults managed memory completes when those faults are served"),
         rule("rules.host_sync", &P::Rules::host_sync,
              "host queue, flag, thread start and join costs and wake-ups (off: hand-offs are instant)"),
     };

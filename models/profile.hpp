@@ -95,7 +95,7 @@ struct HwProfile {
              staging_cache = true, staging_lock = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
              sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true,
-             host_sync = true, cross_engine_wait = true;
+             host_sync = true, cross_engine_wait = true, fault_hold = true;
     } rules;
 };
 

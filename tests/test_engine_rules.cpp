@@ -1418,3 +1418,52 @@ threads:
     check_host(resident, "prefetch:um", Time{}, Time{});
     check_host(run_with(hw + "  rules.um_migration: off\n", body), "prefetch:um", Time{}, Time{});
 }
+
+TEST_CASE("rule 8: a kernel that ends while another kernel demand-faults completes when the faults are served", "[engine][rules]") {
+    const std::string hw = "  um.fault_bandwidth: 1GB/s\n";
+    const std::string body = R"(buffers:
+  m: {kind: managed, size: 1MB, resident: host}
+streams: [a, b]
+threads:
+  main:
+    - kernel: f
+      stream: a
+      duration: 100us
+      grid: 1
+      block: 32
+      uses: [m]
+    - kernel: k
+      stream: b
+      duration: 200us
+      grid: 1
+      block: 32
+    - kernel: next
+      stream: b
+      duration: 50us
+      grid: 1
+      block: 32
+    - host: wait
+      duration: 1200us
+    - kernel: late
+      stream: b
+      duration: 200us
+      grid: 1
+      block: 32
+)";
+    // f faults the 1 MB in first (1000 us), then runs its 100 us: 0-1100, its faults served at
+    // 1000. k's block runs 0-200 beside it, but k completes only at 1000; next follows it in
+    // stream b (1000-1050). late starts at 1200, after the faults: 1200-1400, not held.
+    Sim s = run_with(hw, body);
+    check_gpu(s, "f", Time{}, us(1100));
+    check_gpu(s, "k", Time{}, us(1000));
+    check_gpu(s, "next", us(1000), us(1050));
+    check_gpu(s, "late", us(1200), us(1400));
+    // Off: k ends with its block.
+    Sim off = run_with(hw + "  rules.fault_hold: off\n", body);
+    check_gpu(off, "k", Time{}, us(200));
+    check_gpu(off, "next", us(200), us(250));
+    // Resident pages fault nothing: nothing is held.
+    Sim resident = run_with(hw, std::string(body).replace(body.find("resident: host"), 14, "resident: device"));
+    check_gpu(resident, "f", Time{}, us(100));
+    check_gpu(resident, "k", Time{}, us(200));
+}
