@@ -514,6 +514,13 @@ void fit_batches(const Pool& pool, Builder& b, double stream_gap_us, const std::
 
 // ---- pageable copies --------------------------------------------------------------------------
 
+// Per size, the median of the values the files gave (one per file and size).
+std::map<uint64_t, double> median_per_size(const std::map<uint64_t, std::vector<double>>& by_size) {
+    std::map<uint64_t, double> out;
+    for (const auto& [bytes, values] : by_size) out[bytes] = fit::median(values);
+    return out;
+}
+
 // ---- host.pageable_h2d_near_bandwidth, host.staging_cache_near (pageable_sweep h2d_warm) ---------
 // A source copied again at once stages faster up to about 1 MiB than from 2 MiB on (issue 14:
 // 15-19 GB/s at 256 KiB-1 MiB, 11-15 GB/s at 2-16 MiB on every start): a nearer cache level.
@@ -656,7 +663,9 @@ void fit_pageable(const Pool& pool, Builder& b) {
     // host.pageable_h2d_warm_bandwidth: the median staging speed of a source copied again at once
     // (h2d_warm) at 1-8 MiB; host.staging_cache: the largest warm size still staging at least
     // halfway between the cold and the warm speed, when a larger one falls below it.
-    std::map<uint64_t, double> warm_rate;  // bytes -> bytes per second (median call per size)
+    // bytes -> bytes per second: the median over files of each file's median call at that size
+    // (each file one vote, whatever the order the files come in)
+    std::map<uint64_t, std::vector<double>> warm_rates;
     std::vector<double> mid_rates, mid_bytes, mid_us;
     std::vector<std::pair<uint64_t, double>> warm_samples;  // (bytes, call us) of every h2d_warm sample
     mode_points("h2d_warm", [&](const J& p) {
@@ -664,7 +673,7 @@ void fit_pageable(const Pool& pool, Builder& b) {
         if (call.empty()) return;
         const uint64_t bytes = p["bytes"].bytes();
         const double rate = static_cast<double>(bytes) / (fit::median(call) * 1e-6);
-        warm_rate[bytes] = warm_rate.count(bytes) ? 0.5 * (warm_rate[bytes] + rate) : rate;
+        warm_rates[bytes].push_back(rate);
         if (bytes >= MiB && bytes <= 8 * MiB)
             for (double t : call) {
                 mid_rates.push_back(static_cast<double>(bytes) / (t * 1e-6));
@@ -673,6 +682,7 @@ void fit_pageable(const Pool& pool, Builder& b) {
             }
         for (double t : call) warm_samples.emplace_back(bytes, t);
     });
+    const std::map<uint64_t, double> warm_rate = median_per_size(warm_rates);
     if (mid_rates.size() >= 2) {
         const double warm = fit::median(mid_rates);
         double sq = 0;  // residual of the call times against bytes / warm
@@ -694,14 +704,14 @@ void fit_pageable(const Pool& pool, Builder& b) {
         // speed and the fastest pause-warm one (issue 14: a source staged back to back stays warm
         // up to 48 MiB, one staged after a pause up to 24 MiB; validation 13 re-uploads 24 MiB after
         // a 12 MiB download and two pauses, and stages it cold).
-        std::map<uint64_t, double> gap_rate;
+        std::map<uint64_t, std::vector<double>> gap_rates;
         mode_points("h2d_warm_gap", [&](const J& p) {
             std::vector<double> call = p["call_us"].nums();
             if (call.empty()) return;
             const uint64_t bytes = p["bytes"].bytes();
-            const double rate = static_cast<double>(bytes) / (fit::median(call) * 1e-6);
-            gap_rate[bytes] = gap_rate.count(bytes) ? 0.5 * (gap_rate[bytes] + rate) : rate;
+            gap_rates[bytes].push_back(static_cast<double>(bytes) / (fit::median(call) * 1e-6));
         });
+        const std::map<uint64_t, double> gap_rate = median_per_size(gap_rates);
         if (gap_rate.size() >= 2) {
             double fastest = 0;
             for (const auto& [bytes, rate] : gap_rate) fastest = std::max(fastest, rate);
@@ -714,7 +724,7 @@ void fit_pageable(const Pool& pool, Builder& b) {
             if (gap_warm && gap_cold) {
                 b.add("host.staging_cache", format_size_literal(gap_warm),
                       "pageable_sweep h2d_warm_gap (2 ms of host work before each copy): largest size staging at >= (fastest + "
-                      "cold) / 2 = " + bw_text(mid) + ", " + size_text(gap_cold) + " stages at " + bw_text(gap_rate[gap_cold]) +
+                      "cold) / 2 = " + bw_text(mid) + ", " + size_text(gap_cold) + " stages at " + bw_text(gap_rate.at(gap_cold)) +
                           " (back to back, h2d_warm, stays warm up to " + size_text(last_warm) + ")",
                       "threshold on the median rate per size", "", gap_rate.size());
                 return;
@@ -737,7 +747,7 @@ void fit_pageable(const Pool& pool, Builder& b) {
         if (last_warm && first_cold)
             b.add("host.staging_cache", format_size_literal(last_warm),
                   "pageable_sweep h2d_warm: largest size staging at >= (warm + cold) / 2 = " + bw_text(half) + ", " +
-                      size_text(first_cold) + " stages at " + bw_text(warm_rate[first_cold]),
+                      size_text(first_cold) + " stages at " + bw_text(warm_rate.at(first_cold)),
                   "threshold on the median rate per size", "", warm_rate.size());
         else
             b.cal.checks.push_back("pageable_sweep h2d_warm: no size >= 1 MiB falls below (warm + cold) / 2 after a warm one; "
