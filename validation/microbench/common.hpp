@@ -248,6 +248,8 @@ void bench_graph_node_work(Ctx&, json&);
 void bench_um_beside_faults(Ctx&, json&);
 // bench_v7.cu: cudaGraphInstantiate host time vs nodes, kernel shape, build method, first use; upload launch.
 void bench_graph_instantiate(Ctx&, json&);
+// bench_graph_copy_kernel.cu: copy node <-> kernel node hand-overs in a graph and in a stream.
+void bench_graph_copy_kernel(Ctx&, json&);
 
 // Managed memory helpers.
 cudaMemLocation loc_device(int dev);

@@ -539,6 +539,16 @@ const std::vector<Bench>& benches() {
          "by stream capture and by cudaGraphAddKernelNode: build and instantiate host time per rep, no profiler; cold "
          "kernels' first instantiation; first three launches (host call, to sync return, events) at 100 and 2000 nodes",
          bench_graph_instantiate},
+        // bench_graph_copy_kernel.cu: validation 44 (copy nodes beside kernel nodes, ~13 us a launch unplaced).
+        {"graph_copy_kernel",
+         {"graph.cross_engine_wait"},
+         "how much longer than a kernel-to-kernel node gap the hand-over between a copy node and a kernel node of a "
+         "graph takes, against the same copy between two kernels in a stream (gpu.cross_engine_wait); a 1 MiB copy "
+         "node's own time against a stream copy",
+         "chains of 20 spin-stamp kernels (1 x 256, 2 us) with a pinned 4 KiB or 1 MiB H2D or D2H copy between each "
+         "two, as a graph and as stream launches, per-kernel block stamps; 20 chained 1 MiB copies alone, graph vs "
+         "stream, events",
+         bench_graph_copy_kernel},
     };
     return v;
 }
