@@ -1921,6 +1921,52 @@ void fit_um_beside(const Pool& pool, Builder& b) {
           us_text(fit.rms_us), fit.n);
 }
 
+// ---- graph.cross_engine_wait (graph_copy_kernel) -----------------------------------------------
+// Chains of kernel nodes with a pinned copy node between each two: the time from a kernel's end
+// to the next kernel's start is the copy and its two hand-overs; in the model each hand-over is
+// graph.node_gap + graph.cross_engine_wait, and the copy node copy.<dir>.fixed + bytes /
+// copy.<dir>.bandwidth + graph.copy_node_extra.
+void fit_graph_cross_engine_wait(const Pool& pool, Builder& b) {
+    const std::vector<J> benches = pool.maybe("graph_copy_kernel");
+    if (benches.empty()) return;
+    for (const char* key : {"graph.node_gap", "graph.copy_node_extra"})
+        if (!b.cal.find(key)) {
+            b.cal.checks.push_back(std::string("graph_copy_kernel: ") + key +
+                                   " is not fitted from these inputs; graph.cross_engine_wait keeps the base value");
+            return;
+        }
+    std::vector<double> x;
+    const double gap = static_cast<double>(b.value_of("graph.node_gap")) * 1e-6;
+    const double extra = static_cast<double>(b.value_of("graph.copy_node_extra")) * 1e-6;
+    for (const J& bench : benches) {
+        J pts = bench["points"].nonempty();
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            if (p["mode"].str() != "graph") continue;
+            const std::string dir = p["dir"].str();
+            if (dir != "h2d" && dir != "d2h") p["dir"].fail("is neither h2d nor d2h");
+            const double fixed = static_cast<double>(b.value_of("copy." + dir + ".fixed")) * 1e-6;
+            const double bw = static_cast<double>(b.value_of("copy." + dir + ".bandwidth"));
+            const double copy = fixed + (bw > 0 ? static_cast<double>(p["bytes"].bytes()) / bw * 1e6 : 0.0) + extra;
+            J reps = p["reps"].nonempty();
+            for (size_t r = 0; r < reps.size(); ++r) {
+                const std::vector<double> a = reps.at(r)["start_ns"].nums(), e = reps.at(r)["end_ns"].nums();
+                if (a.size() != e.size()) reps.at(r)["end_ns"].fail("differs in length from start_ns");
+                for (size_t k = 0; k + 1 < a.size(); ++k) x.push_back(((a[k + 1] - e[k]) * 1e-3 - copy - 2 * gap) / 2);
+            }
+        }
+    }
+    if (x.empty()) return;
+    const double med = pool.guard("graph_copy_kernel graph.cross_engine_wait", [&] { return fit::median(x); });
+    std::vector<double> dev;
+    for (double v : x) dev.push_back(std::abs(v - med));
+    b.time("graph.cross_engine_wait", med,
+           "graph_copy_kernel, graph chains: (a kernel node's end -> the next kernel node's start across a pinned 4 KiB "
+           "or 1 MiB copy node - the copy (copy.<dir>.fixed + bytes / bandwidth + graph.copy_node_extra) - 2 x "
+           "graph.node_gap) / 2",
+           "median over the copies of every chain", fit::median(dev), x.size());
+}
+
 void run_fits(const Pool& pool, Builder& b) {
     fit_device(pool, b);
     fit_gaps(pool, b);  // first: the fixed costs subtract gpu.stream_gap
@@ -1938,6 +1984,7 @@ void run_fits(const Pool& pool, Builder& b) {
     fit_rules_sections(pool, b);
     fit_issue14_sections(pool, b);
     fit_um_beside(pool, b);
+    fit_graph_cross_engine_wait(pool, b);
 }
 
 std::string one_line(std::string s) {

@@ -256,6 +256,9 @@ const std::vector<ParamDecl>& param_decls() {
           "run time of a kernel node beyond kernel.min_duration over which the gap after it grows linearly from "
           "graph.node_gap_small to graph.node_gap"),
         t("graph.copy_node_extra", &P::graph_copy_node_extra, true, "extra GPU time of a copy node in a graph"),
+        t("graph.cross_engine_wait", &P::graph_cross_engine_wait, true,
+          "added to graph.node_gap when a pinned H2D/D2H copy node follows a kernel node of its graph, or a kernel node "
+          "such a copy node"),
         t("graph.relaunch_gap", &P::graph_relaunch_gap, true,
           "previous launch of a graph done -> a launch of it queued meanwhile (another stream) starts its first node"),
         t("host.malloc_cost", &P::malloc_cost, true, "host time of cudaMalloc", kSlow, kSlowNote),

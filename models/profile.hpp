@@ -80,6 +80,7 @@ struct HwProfile {
     Time host_func_call_cost, host_func_latency, host_func_gap;
     Time graph_instantiate_per_node, graph_launch_cost, graph_launch_per_node, graph_node_gap, graph_copy_node_extra, graph_relaunch_gap;
     Time graph_upload_per_node;  // first launch of an executable: extra host time per node
+    Time graph_cross_engine_wait;  // added to graph.node_gap between a kernel node and a pinned copy node, either order
     Time graph_node_gap_small;        // after an empty kernel node (one that runs kernel.min_duration)
     Time graph_node_gap_ramp;         // run time over which the gap after a kernel node grows from small to full
     Time malloc_cost, free_cost, malloc_async_cost;

@@ -25,8 +25,9 @@ HwProfile effective_profile(const HwProfile& in) {
         p.graph_launch_per_node = p.launch_cost;
         p.graph_node_gap = p.graph_node_gap_small = p.stream_gap;
         p.graph_relaunch_gap = p.event_gap;
+        p.graph_cross_engine_wait = p.cross_engine_wait;  // the hand-over of stream launches
     }
-    if (!r.cross_engine_wait) p.cross_engine_wait = Time{};
+    if (!r.cross_engine_wait) p.cross_engine_wait = p.graph_cross_engine_wait = Time{};
     if (!r.host_sync) p.queue_put_cost = p.queue_get_cost = p.queue_wakeup = p.flag_wakeup = p.thread_start = p.join_wakeup = Time{};
     if (!r.alloc_costs) {
         p.malloc_cost = p.free_cost = p.malloc_async_cost = Time{};

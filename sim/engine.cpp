@@ -711,15 +711,18 @@ private:
         return hw_.event_gap;
     }
 
-    // A kernel and a pinned H2D/D2H copy, in either order (stream launches, not graph nodes).
-    bool cross_engine(uint32_t from, uint32_t to) const {
+    // The extra hand-over between a kernel and a pinned H2D/D2H copy, in either order:
+    // gpu.cross_engine_wait between stream launches, graph.cross_engine_wait between the nodes of
+    // a graph, none between a graph node and a stream launch.
+    Time cross_engine_wait(uint32_t from, uint32_t to) const {
         const Op& a = ops_[from];
         const Op& b = ops_[to];
-        if (a.graph_node || b.graph_node) return false;
         auto engine_copy = [&](const Op& o) {
             return o.kind == OpKind::Memcpy && o.dir != CopyDir::D2D && !is_pageable_copy(hw_, o);
         };
-        return (a.kind == OpKind::Kernel && engine_copy(b)) || (engine_copy(a) && b.kind == OpKind::Kernel);
+        if (!((a.kind == OpKind::Kernel && engine_copy(b)) || (engine_copy(a) && b.kind == OpKind::Kernel))) return Time{};
+        if (a.graph_node != b.graph_node) return Time{};
+        return a.graph_node ? hw_.graph_cross_engine_wait : hw_.cross_engine_wait;
     }
 
     // When GPU op i may start, as its dependencies have said so far: kept in its record's
@@ -841,9 +844,9 @@ private:
         if (to & kThreadBit) return release_thread(from, end, to & ~kThreadBit);
         Time at = end + gap(from, to, kind, from_host);
         // Rule 1: a pinned copy that already waited on the GPU for the kernel before it in
-        // its stream (or a kernel for such a copy) is handed over later than a kernel to a kernel.
-        if (!from_host && kind == CauseKind::StreamOrder && ready(to) <= end && cross_engine(from, to))
-            at += hw_.cross_engine_wait;
+        // its stream (or a kernel for such a copy) is handed over later than a kernel to a kernel;
+        // rule 7: the same between the nodes of a graph, by graph.cross_engine_wait.
+        if (!from_host && kind == CauseKind::StreamOrder && ready(to) <= end) at += cross_engine_wait(from, to);
         Cause c{static_cast<int32_t>(from), from_host ? Phase::Host : Phase::Gpu, kind};
         if (Program::has_gpu_phase(ops_[to].kind)) {
             Cause& why = rec_[to].gpu_cause;

@@ -932,3 +932,54 @@ TEST_CASE("calibrate: gpu.cross_engine_wait from one thread of thread_launch_syn
         hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-01a/microbench.json").string());
     CHECK(value_of(hetsim::calib::calibrate({a}), "gpu.cross_engine_wait") == Approx(4.93e6).epsilon(0.01));
 }
+
+TEST_CASE("calibrate: graph.cross_engine_wait from graph_copy_kernel's graph chains") {
+    // 2026-12-02k (the first start with the section), without it and then with planted chains.
+    hetsim::calib::MicrobenchFile f =
+        hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-02k/microbench.json").string());
+    REQUIRE(f.doc["benchmarks"].contains("graph_copy_kernel"));
+    f.doc["benchmarks"].erase("graph_copy_kernel");
+    const hetsim::calib::Calibration base = hetsim::calib::calibrate({f});
+    CHECK(base.find("graph.cross_engine_wait") == nullptr);  // keeps the base profile's entry
+    // The model's parts of a kernel end -> next kernel start across a copy node, in ns.
+    const double gap = value_of(base, "graph.node_gap") * 1e-3, extra = value_of(base, "graph.copy_node_extra") * 1e-3;
+    auto copy = [&](const std::string& dir, double bytes) {
+        return value_of(base, "copy." + dir + ".fixed") * 1e-3 + bytes / value_of(base, "copy." + dir + ".bandwidth") * 1e9;
+    };
+    // A chain of 4 kernels (2 us each) with copies whose hand-overs take 3, 4 and 5 us beyond
+    // graph.node_gap (median 4), in a graph; the stream chain's 20 us hand-overs count for nothing.
+    auto rep = [&](const std::string& dir, double bytes, std::vector<double> waits_us) {
+        nlohmann::json a = nlohmann::json::array(), e = nlohmann::json::array();
+        double t = 0;
+        a.push_back(0);
+        e.push_back(2000);
+        t = 2000;
+        for (double w : waits_us) {
+            t += 2 * (gap + w * 1e3) + copy(dir, bytes) + extra;
+            a.push_back(t);
+            e.push_back(t + 2000);
+            t += 2000;
+        }
+        return nlohmann::json{{"start_ns", a}, {"end_ns", e}};
+    };
+    f.doc["benchmarks"]["graph_copy_kernel"] = {
+        {"points",
+         {{{"chain", "graph_h2d_4kib"}, {"mode", "graph"}, {"dir", "h2d"}, {"bytes", 4096}, {"reps", {rep("h2d", 4096, {3, 4, 5})}}},
+          {{"chain", "graph_d2h_1mib"}, {"mode", "graph"}, {"dir", "d2h"}, {"bytes", 1 << 20}, {"reps", {rep("d2h", 1 << 20, {4, 4, 3.5})}}},
+          {{"chain", "stream_h2d_4kib"}, {"mode", "stream"}, {"dir", "h2d"}, {"bytes", 4096}, {"reps", {rep("h2d", 4096, {20, 20, 20})}}}}}};
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "graph.cross_engine_wait") == Approx(4e6).margin(2));  // ps
+    CHECK(c.find("graph.cross_engine_wait")->samples == 6);
+    // Without graph.node_gap fitted (2026-11-30a has no graph node sections) it says so and keeps the base value.
+    hetsim::calib::MicrobenchFile old = committed();
+    old.doc["benchmarks"]["graph_copy_kernel"] = f.doc["benchmarks"]["graph_copy_kernel"];
+    const hetsim::calib::Calibration o = hetsim::calib::calibrate({old});
+    CHECK(o.find("graph.cross_engine_wait") == nullptr);
+    CHECK(std::any_of(o.checks.begin(), o.checks.end(), [](const std::string& m) {
+        return m.find("graph_copy_kernel: graph.node_gap is not fitted") != std::string::npos;
+    }));
+    // Committed data: 2026-12-02k alone gives 4.95 us.
+    hetsim::calib::MicrobenchFile k =
+        hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-02k/microbench.json").string());
+    CHECK(value_of(hetsim::calib::calibrate({k}), "graph.cross_engine_wait") == Approx(4.947e6).epsilon(0.01));
+}

@@ -1467,3 +1467,49 @@ threads:
     check_gpu(resident, "f", Time{}, us(100));
     check_gpu(resident, "k", Time{}, us(200));
 }
+
+TEST_CASE("rule 7: a copy node hands over to a kernel node (and back) graph.cross_engine_wait later", "[engine][rules]") {
+    const std::string hw = kGraphHw + R"(  graph.cross_engine_wait: 3us
+  gpu.cross_engine_wait: 7us
+  rules.copy_efficiency: off
+  copy.h2d.bandwidth: 1GB/s
+  copy.d2h.bandwidth: 1GB/s
+)";
+    const std::string body = R"(buffers:
+  h: {kind: pinned, size: 10KB}
+  d: {kind: device, size: 10KB}
+streams: [s]
+graphs:
+  g:
+    - memcpy_async: up
+      src: h
+      dst: d
+    - kernel: a
+      duration: 10us
+    - memcpy_async: down
+      src: d
+      dst: h
+threads:
+  main:
+    - graph_instantiate: g
+    - graph_launch: g
+      stream: s
+)";
+    // Instantiate 3 nodes x 3 us: 0-9; launch 2 + 3 x 1 us: 9-14; the graph starts after the
+    // launch latency, at 18. up: 10 us + 2 us as a copy node, 18-30; a after the node gap 1 and
+    // the hand-over 3: 34-44; down likewise: 48-60.
+    Sim s = run_with(hw, body);
+    check_gpu(s, "up", us(18), us(30));
+    check_gpu(s, "a", us(34), us(44));
+    check_gpu(s, "down", us(48), us(60));
+    // rules.cross_engine_wait off: the node gap alone. 18-30, 31-41, 42-54.
+    Sim off = run_with(hw + "  rules.cross_engine_wait: off\n", body);
+    check_gpu(off, "a", us(31), us(41));
+    check_gpu(off, "down", us(42), us(54));
+    // rules.graphs off: the nodes cost stream launches, hand-overs included: the launch 3 x 1 us
+    // (0-3), up 7-17, a after the stream gap 5 and gpu.cross_engine_wait 7: 29-39, down 51-61.
+    Sim streams = run_with(hw + "  rules.graphs: off\n", body);
+    check_gpu(streams, "up", us(7), us(17));
+    check_gpu(streams, "a", us(29), us(39));
+    check_gpu(streams, "down", us(51), us(61));
+}
