@@ -157,7 +157,7 @@ void CopyEngines<Sink>::schedule(int dir) {
     Running& c = running_[dir];
     // At full speed (and below 2^53 ps, where the double is exact) the work left is the time left.
     const bool exact = c.factor == 1 && c.work_left.ps() >= 0 && c.work_left.ps() < (int64_t{1} << 53);
-    const Time left = exact ? c.work_left : Time::ps_of(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
+    const Time left = exact ? c.work_left : Time::ps_ceil(static_cast<double>(c.work_left.ps()) * c.factor);
     sink_.wake(UnitId::CopyEngines, now_ + left, static_cast<uint32_t>(dir), ++c.version);
 }
 
