@@ -119,9 +119,9 @@ Time CopyEngines<Sink>::work(uint32_t i, CopyDir dir) {
 template <class Sink>
 [[gnu::always_inline]] inline Time CopyEngines<Sink>::copy_time(const Op& op) {
     Last& last = last_[static_cast<int>(op.dir)];
-    const bool same = last.site == op.site && last.bytes == op.bytes;
-    const uint32_t rows = same ? last.rows : dma_rows(pg_.site(op), op.bytes);
-    const uint64_t pitch = same ? last.pitch : host_pitch(pg_.site(op), op.dir);
+    if (last.site == op.site && last.bytes == op.bytes) return last.duration;  // the same rows and pitch too
+    const uint32_t rows = dma_rows(pg_.site(op), op.bytes);
+    const uint64_t pitch = host_pitch(pg_.site(op), op.dir);
     if (last.bytes != op.bytes || last.rows != rows || last.pitch != pitch)
         last = Last{op.bytes, copy_duration(hw_, op, rows, pitch), rows, pitch, op.site};
     last.site = op.site;
