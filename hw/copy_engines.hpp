@@ -52,7 +52,7 @@ private:
     double factor(int dir) const;
     void start(uint32_t op, CopyDir dir);
     void schedule(int dir);
-    void rescale(int dir);  // the other direction started or stopped
+    void rescale(int dir, double f);  // the other direction started or stopped: dir's running copy now runs at factor f
 
     const Program& pg_;
     const Op* const ops_ = pg_.ops.data();  // fixed for the run
@@ -162,10 +162,8 @@ void CopyEngines<Sink>::schedule(int dir) {
 }
 
 template <class Sink>
-void CopyEngines<Sink>::rescale(int dir) {
+void CopyEngines<Sink>::rescale(int dir, double f) {
     Running& c = running_[dir];
-    if (c.op < 0) return;
-    const double f = factor(dir);
     if (f == c.factor) return;
     const Time now = now_;
     const Time done = Time::ps_of(static_cast<double>((now - c.last).ps()) / c.factor);
@@ -188,7 +186,10 @@ void CopyEngines<Sink>::start(uint32_t i, CopyDir dir) {
     c.last = now_;
     c.factor = factor(d);
     schedule(d);
-    rescale(1 - d);
+    // The other direction's copy, if one runs, now runs beside this one (factor(1 - d), with
+    // both engines busy).
+    const Running& o = running_[1 - d];
+    if (o.op >= 0) rescale(1 - d, duplex_[1 - d][o.pageable][c.pageable]);
 }
 
 template <class Sink>
@@ -204,7 +205,8 @@ template <class Sink>
         rec_[next].gpu_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
         start(next, static_cast<CopyDir>(dir));
     } else {
-        rescale(1 - static_cast<int>(dir));
+        // The other direction's copy, if one runs, now runs alone (factor(other) with this engine idle).
+        if (running_[1 - static_cast<int>(dir)].op >= 0) rescale(1 - static_cast<int>(dir), 1);
     }
     sink_.finished(i);
 }
