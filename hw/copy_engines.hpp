@@ -49,7 +49,6 @@ private:
     Time work(uint32_t op, CopyDir dir);  // GPU time at full speed
     Time other_work(uint32_t op, CopyDir dir);  // the same for a prefetch, a graph node or a pageable copy
     Time copy_time(const Op& op);  // a memcpy's copy_duration, memoised per direction (Last)
-    double factor(int dir) const;
     void start(uint32_t op, CopyDir dir);
     void schedule(int dir);
     void rescale(int dir, double f);  // the other direction started or stopped: dir's running copy now runs at factor f
@@ -146,13 +145,6 @@ template <class Sink>
 }
 
 template <class Sink>
-double CopyEngines<Sink>::factor(int dir) const {
-    const Running &other = running_[1 - dir], &self = running_[dir];
-    if (other.op < 0 || self.op < 0) return 1;
-    return duplex_[dir][self.pageable][other.pageable];
-}
-
-template <class Sink>
 void CopyEngines<Sink>::schedule(int dir) {
     Running& c = running_[dir];
     // At full speed (and below 2^53 ps, where the double is exact) the work left is the time left.
@@ -184,11 +176,11 @@ void CopyEngines<Sink>::start(uint32_t i, CopyDir dir) {
     c.pageable = is_pageable_copy(hw_, ops_[i]);
     c.work_left = work(i, dir);
     c.last = now_;
-    c.factor = factor(d);
-    schedule(d);
-    // The other direction's copy, if one runs, now runs beside this one (factor(1 - d), with
-    // both engines busy).
+    // Its time factor, and the other direction's copy's if one runs: the duplex factor while both
+    // engines are busy, 1 while one runs alone.
     const Running& o = running_[1 - d];
+    c.factor = o.op >= 0 ? duplex_[d][c.pageable][o.pageable] : 1;
+    schedule(d);
     if (o.op >= 0) rescale(1 - d, duplex_[1 - d][o.pageable][c.pageable]);
 }
 
@@ -205,7 +197,7 @@ template <class Sink>
         rec_[next].gpu_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
         start(next, static_cast<CopyDir>(dir));
     } else {
-        // The other direction's copy, if one runs, now runs alone (factor(other) with this engine idle).
+        // The other direction's copy, if one runs, now runs alone: factor 1.
         if (running_[1 - static_cast<int>(dir)].op >= 0) rescale(1 - static_cast<int>(dir), 1);
     }
     sink_.finished(i);
