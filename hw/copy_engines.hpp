@@ -49,10 +49,9 @@ private:
     Time work(uint32_t op, CopyDir dir);  // GPU time at full speed
     Time other_work(uint32_t op, CopyDir dir);  // the same for a prefetch, a graph node or a pageable copy
     Time copy_time(const Op& op);  // a memcpy's copy_duration, memoised per direction (Last)
-    double factor(int dir) const;
     void start(uint32_t op, CopyDir dir);
     void schedule(int dir);
-    void rescale(int dir);  // the other direction started or stopped
+    void rescale(int dir, double f);  // the other direction started or stopped: dir's running copy now runs at factor f
 
     const Program& pg_;
     const Op* const ops_ = pg_.ops.data();  // fixed for the run
@@ -119,9 +118,9 @@ Time CopyEngines<Sink>::work(uint32_t i, CopyDir dir) {
 template <class Sink>
 [[gnu::always_inline]] inline Time CopyEngines<Sink>::copy_time(const Op& op) {
     Last& last = last_[static_cast<int>(op.dir)];
-    const bool same = last.site == op.site && last.bytes == op.bytes;
-    const uint32_t rows = same ? last.rows : dma_rows(pg_.site(op), op.bytes);
-    const uint64_t pitch = same ? last.pitch : host_pitch(pg_.site(op), op.dir);
+    if (last.site == op.site && last.bytes == op.bytes) return last.duration;  // the same rows and pitch too
+    const uint32_t rows = dma_rows(pg_.site(op), op.bytes);
+    const uint64_t pitch = host_pitch(pg_.site(op), op.dir);
     if (last.bytes != op.bytes || last.rows != rows || last.pitch != pitch)
         last = Last{op.bytes, copy_duration(hw_, op, rows, pitch), rows, pitch, op.site};
     last.site = op.site;
@@ -146,26 +145,17 @@ template <class Sink>
 }
 
 template <class Sink>
-double CopyEngines<Sink>::factor(int dir) const {
-    const Running &other = running_[1 - dir], &self = running_[dir];
-    if (other.op < 0 || self.op < 0) return 1;
-    return duplex_[dir][self.pageable][other.pageable];
-}
-
-template <class Sink>
 void CopyEngines<Sink>::schedule(int dir) {
     Running& c = running_[dir];
-    // At full speed (and below 2^53 ps, where the double is exact) the work left is the time left.
-    const bool exact = c.factor == 1 && c.work_left.ps() >= 0 && c.work_left.ps() < (int64_t{1} << 53);
-    const Time left = exact ? c.work_left : Time::ps_of(std::ceil(static_cast<double>(c.work_left.ps()) * c.factor));
+    // At full speed and below 2^53 ps this is the work left itself, exactly; ps_ceil is a few
+    // integer steps, cheaper than testing for that case first.
+    const Time left = Time::ps_ceil(static_cast<double>(c.work_left.ps()) * c.factor);
     sink_.wake(UnitId::CopyEngines, now_ + left, static_cast<uint32_t>(dir), ++c.version);
 }
 
 template <class Sink>
-void CopyEngines<Sink>::rescale(int dir) {
+void CopyEngines<Sink>::rescale(int dir, double f) {
     Running& c = running_[dir];
-    if (c.op < 0) return;
-    const double f = factor(dir);
     if (f == c.factor) return;
     const Time now = now_;
     const Time done = Time::ps_of(static_cast<double>((now - c.last).ps()) / c.factor);
@@ -186,9 +176,12 @@ void CopyEngines<Sink>::start(uint32_t i, CopyDir dir) {
     c.pageable = is_pageable_copy(hw_, ops_[i]);
     c.work_left = work(i, dir);
     c.last = now_;
-    c.factor = factor(d);
+    // Its time factor, and the other direction's copy's if one runs: the duplex factor while both
+    // engines are busy, 1 while one runs alone.
+    const Running& o = running_[1 - d];
+    c.factor = o.op >= 0 ? duplex_[d][c.pageable][o.pageable] : 1;
     schedule(d);
-    rescale(1 - d);
+    if (o.op >= 0) rescale(1 - d, duplex_[1 - d][o.pageable][c.pageable]);
 }
 
 template <class Sink>
@@ -204,7 +197,8 @@ template <class Sink>
         rec_[next].gpu_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
         start(next, static_cast<CopyDir>(dir));
     } else {
-        rescale(1 - static_cast<int>(dir));
+        // The other direction's copy, if one runs, now runs alone: factor 1.
+        if (running_[1 - static_cast<int>(dir)].op >= 0) rescale(1 - static_cast<int>(dir), 1);
     }
     sink_.finished(i);
 }

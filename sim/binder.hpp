@@ -28,6 +28,7 @@ public:
         for (size_t g = 0; g < pg.graphs.size(); ++g) {
             const Graph& gr = pg.graphs[g];
             if (gr.chain()) continue;
+            dags_ = true;
             std::vector<uint8_t> waited(gr.nodes.size(), 0);
             for (uint32_t n : gr.after) waited[n] = 1;
             for (uint32_t k = 0; k < gr.nodes.size(); ++k)
@@ -56,7 +57,8 @@ public:
         // order is CUDA's one-launch-at-a-time order, and the first node follows the previous
         // launch's last nodes by graph.relaunch_gap (rule 7; graph_relaunch: 2.34 us in one stream
         // as across streams), not by the gap between two nodes.
-        tail(s, relaunch_in_stream(op) ? CauseKind::GraphExec : CauseKind::StreamOrder, dep);
+        const bool special = is_special(op.kind);
+        tail(s, special && relaunch_in_stream(op) ? CauseKind::GraphExec : CauseKind::StreamOrder, dep);
         if (legacy_sync_) {
             const StreamKind sk = pg_.streams[s].kind;
             if (sk == StreamKind::Legacy) {
@@ -66,6 +68,7 @@ public:
                 tail(0, CauseKind::Legacy, dep);
             }
         }
+        if (!special) return;
         if (op.kind == OpKind::StreamWaitEvent) dep(event_last_[op.event], CauseKind::Event);
         if (op.kind == OpKind::GraphLaunch && exec_last_[op.exec] >= 0 &&
             pg_.ops[static_cast<uint32_t>(exec_last_[op.exec])].stream != s) {
@@ -82,8 +85,10 @@ public:
     void issued(uint32_t i) {
         const Op& op = pg_.ops[i];
         const int32_t s = op.stream;
-        if (op.kind == OpKind::EventRecord) event_last_[op.event] = static_cast<int32_t>(i);
-        if (op.kind == OpKind::GraphLaunch) launch_[op.thread] = exec_last_[op.exec] = static_cast<int32_t>(i);
+        if (is_special(op.kind)) {
+            if (op.kind == OpKind::EventRecord) event_last_[op.event] = static_cast<int32_t>(i);
+            if (op.kind == OpKind::GraphLaunch) launch_[op.thread] = exec_last_[op.exec] = static_cast<int32_t>(i);
+        }
         if (op.graph_node) {
             const uint32_t launch = static_cast<uint32_t>(launch_[op.thread]);
             const uint32_t g = static_cast<uint32_t>(pg_.ops[launch].graph);
@@ -97,7 +102,7 @@ public:
             }
         }
         stream_last_[s] = static_cast<int32_t>(i);
-        if (!stream_more_[s].empty()) stream_more_[s].clear();
+        if (dags_ && !stream_more_[s].empty()) stream_more_[s].clear();
     }
 
     // What a sync waits for: a stream's last work, an event's last record, every stream's.
@@ -115,6 +120,14 @@ public:
     int32_t exec_last(uint64_t exec) const { return exec_last_[exec]; }
 
 private:
+    // The kinds that bind or issue more than stream order (an event wait, an event record, a
+    // graph launch): one bit test leaves the others, most ops, to the stream-order path.
+    static constexpr bool is_special(OpKind k) {
+        constexpr uint32_t kSpecial = 1u << static_cast<int>(OpKind::StreamWaitEvent) | 1u << static_cast<int>(OpKind::EventRecord) |
+                                      1u << static_cast<int>(OpKind::GraphLaunch);
+        static_assert(kOpKinds <= 32);
+        return (1u << static_cast<int>(k)) & kSpecial;
+    }
     // Launch op `op` of an executable graph whose previous launch is in the same stream and ends
     // it: the stream's last op is one of that launch's nodes (they follow the launch op in the program).
     bool relaunch_in_stream(const Op& op) const {
@@ -126,7 +139,8 @@ private:
     template <class Dep>
     void tail(int32_t s, CauseKind kind, Dep&& dep) const {
         dep(stream_last_[s], kind);
-        for (int32_t o : stream_more_[s]) dep(o, kind);
+        if (dags_)  // only a DAG graph's launch leaves more than one op at a stream's tail
+            for (int32_t o : stream_more_[s]) dep(o, kind);
     }
 
     const Program& pg_;
@@ -137,6 +151,7 @@ private:
     std::vector<int32_t> launch_;                     // per host thread: its last graph launch
     std::vector<int32_t> exec_last_;                  // per executable graph: its last launch
     std::vector<std::vector<uint32_t>> sinks_;        // per DAG graph: the nodes no node waits for
+    bool dags_ = false;                               // some graph is a DAG (not a chain): stream_more_ may fill
 };
 
 }  // namespace hetsim

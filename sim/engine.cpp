@@ -874,13 +874,16 @@ private:
     // ------------------------------------------------------------ GPU work to its unit
     [[gnu::flatten]] void dispatch(uint32_t i) {
         const Op& op = ops_[i];
-        leave_queues(i);
         // A kernel that touches no managed buffer, and a copy on the H2D or D2H engine (not a
         // tasks-form pageable upload): to their units here; every other case in dispatch_other.
+        // Such a copy never joined a hardware queue (submit): it leaves its launch queue only.
+        if (op.kind == OpKind::Memcpy && op.dir != CopyDir::D2D && !(tasks_form_ && op.dir == CopyDir::H2D && is_pageable_copy(hw_, op))) {
+            leave_launch_queue(i);
+            return copies_.submit(i);
+        }
+        leave_queues(i);
         const GpuWork work = op_info(op.kind).gpu;
         if (work == GpuWork::Kernel && pg_.uses_count(op) == 0) return sms_.submit(i, ready(i), Time{});
-        if (op.kind == OpKind::Memcpy && op.dir != CopyDir::D2D && !(tasks_form_ && op.dir == CopyDir::H2D && is_pageable_copy(hw_, op)))
-            return copies_.submit(i);
         dispatch_other(i);
     }
 
@@ -928,6 +931,10 @@ private:
             }
             if (--pending_[j] == 0) q_.push(ready(j), prio(kGpuReady), kGpuReady, j);
         }
+        leave_launch_queue(i);
+    }
+    void leave_launch_queue(uint32_t i) {
+        const Op& op = ops_[i];
         if (op.thread >= 0 && !op.graph_node && launch_queues_.enabled())
             launch_queues_.take(op.stream, i, [&](uint32_t t) { push_step(t, now_); });
     }

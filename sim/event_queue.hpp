@@ -37,15 +37,17 @@ public:
     // heap) is kNone when that part is empty, so it compares them with no test of which parts
     // hold events. The event is read where it waited, with no copy: the pointer is good until
     // the next push(), set_slot() or requeue(), which may write there.
+    // Every near event is before every heap event (insert() keeps it so), so while near events
+    // wait the earliest of them is the queue's: one comparison with the slots' earliest, and the
+    // heap's earliest is compared only once the near events are gone.
     const SimEvent* try_pop() {
-        const SimEvent::Order near_order = near_[n_].order();
-        if (min_order_ < near_order && min_order_ < heap_min_) {
+        if (min_order_ < near_[n_].order() && (n_ != 0 || min_order_ < heap_min_)) {
             const uint32_t k = min_;  // the earliest slot is before the queue's earliest event
             busy_ &= ~(1u << k);
             rescan();
             return &slots_[k];
         }
-        if (near_order < heap_min_) return &near_[n_--];
+        if (n_ != 0) return &near_[n_--];
         if (!heap_any_) return nullptr;
         popped_ = heap_pop();
         return &popped_;
@@ -93,6 +95,8 @@ private:
     // stay calls.
     [[gnu::always_inline]] void insert(const SimEvent& e) {
         const SimEvent::Order o = e.order();
+        // An event after the heap's earliest goes to the heap (near events stay before heap events).
+        if (heap_any_ && heap_min_ < o) return heap_push(e);
         if (n_ < kNear) {  // sorted insertion from the earliest end: few moves, no sift
             uint32_t j = ++n_;  // the sentinel near_[0] stops the loop
             for (; near_[j - 1].order() < o; --j) near_[j] = near_[j - 1];
@@ -157,7 +161,8 @@ private:
     static constexpr SimEvent::Order kNone = (static_cast<SimEvent::Order>(INT64_MAX) << 64) | static_cast<SimEvent::Order>(UINT64_MAX);
     // The near events: up to kNear of them in near_[1..n_], sorted latest first (the earliest is
     // near_[n_]); near_[0] is a sentinel at kNone, which ends insert()'s loop and is what pop()
-    // reads when n_ == 0. The others in the heap. pop() takes the earlier of the two earliest. A
+    // reads when n_ == 0. The others in the heap, all after every near event (a new event after
+    // the heap's earliest goes to the heap, and a full near array hands the heap its latest). A
     // simulation keeps few events pending (about 5 in bench/engine_pipeline.cpp), so most never
     // reach the heap.
     static constexpr uint32_t kNear = 16;
