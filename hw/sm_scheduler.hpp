@@ -66,7 +66,8 @@ private:
     Round place_round(uint32_t slot);
     uint32_t new_batch(uint32_t kernel);
     void schedule(uint32_t batch, Time end);
-    void end_hold(uint32_t batch);
+    [[gnu::noinline, gnu::cold]] void start_hold(uint32_t batch);
+    [[gnu::noinline, gnu::cold]] void end_hold(uint32_t batch);
     void rescale_memory_bound();
     void account_occupancy();
 
@@ -222,14 +223,7 @@ template <class Sink>
     }
     --k.running_batches;
     if (k.unplaced == 0 && k.running_batches == 0) {
-        if (fault_until_ > now_ && hw_.rules.fault_hold) {
-            // Its blocks are done and their slots free, but the kernel completes only once the
-            // demand faults of a kernel beside it are served (docs/model.md Rule 8).
-            bt.held = true;
-            bt.runs.clear();
-            schedule(b, fault_until_);
-            return fill();
-        }
+        if (fault_until_ > now_ && hw_.rules.fault_hold) return start_hold(b);
         --running_;
         free_kernels_.push_back(bt.kernel);
         sink_.finished(k.op);
@@ -239,8 +233,18 @@ template <class Sink>
     fill();
 }
 
-// A held kernel's completion (rule fault_hold): again later if a kernel placed meanwhile
-// faults longer.
+// Kernel batch b's blocks are done and their slots free, but the kernel completes only once the
+// demand faults of a kernel beside it are served (rule fault_hold, docs/model.md Rule 8).
+template <class Sink>
+void SmScheduler<Sink>::start_hold(uint32_t b) {
+    Batch& bt = batches_[b];
+    bt.held = true;
+    bt.runs.clear();
+    schedule(b, fault_until_);
+    fill();
+}
+
+// A held kernel's completion: again later if a kernel placed meanwhile faults longer.
 template <class Sink>
 void SmScheduler<Sink>::end_hold(uint32_t b) {
     Batch& bt = batches_[b];

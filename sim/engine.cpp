@@ -720,9 +720,9 @@ private:
         auto engine_copy = [&](const Op& o) {
             return o.kind == OpKind::Memcpy && o.dir != CopyDir::D2D && !is_pageable_copy(hw_, o);
         };
-        if (!((a.kind == OpKind::Kernel && engine_copy(b)) || (engine_copy(a) && b.kind == OpKind::Kernel))) return Time{};
         if (a.graph_node != b.graph_node) return Time{};
-        return a.graph_node ? hw_.graph_cross_engine_wait : hw_.cross_engine_wait;
+        const Time wait = a.graph_node ? hw_.graph_cross_engine_wait : hw_.cross_engine_wait;
+        return (a.kind == OpKind::Kernel && engine_copy(b)) || (engine_copy(a) && b.kind == OpKind::Kernel) ? wait : Time{};
     }
 
     // When GPU op i may start, as its dependencies have said so far: kept in its record's
