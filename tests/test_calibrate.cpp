@@ -970,6 +970,13 @@ TEST_CASE("calibrate: graph.cross_engine_wait from graph_copy_kernel's graph cha
     const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
     CHECK(value_of(c, "graph.cross_engine_wait") == Approx(4e6).margin(2));  // ps
     CHECK(c.find("graph.cross_engine_wait")->samples == 6);
+    // A direction other than h2d/d2h, or stamps of unequal lengths, name the file, the field and what is wrong.
+    hetsim::calib::MicrobenchFile bad = f;
+    bad.doc["benchmarks"]["graph_copy_kernel"]["points"][0]["dir"] = "sideways";
+    CHECK_THROWS_WITH(hetsim::calib::calibrate({bad}), Catch::Contains("graph_copy_kernel.points[0].dir") && Catch::Contains("is neither h2d nor d2h"));
+    bad = f;
+    bad.doc["benchmarks"]["graph_copy_kernel"]["points"][1]["reps"][0]["end_ns"].erase(0);
+    CHECK_THROWS_WITH(hetsim::calib::calibrate({bad}), Catch::Contains("differs in length from start_ns"));
     // Without graph.node_gap fitted (2026-11-30a has no graph node sections) it says so and keeps the base value.
     hetsim::calib::MicrobenchFile old = committed();
     old.doc["benchmarks"]["graph_copy_kernel"] = f.doc["benchmarks"]["graph_copy_kernel"];
