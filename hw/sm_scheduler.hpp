@@ -222,14 +222,16 @@ template <class Sink>
         sink_.after_event_work();
     }
     --k.running_batches;
-    if (k.unplaced == 0 && k.running_batches == 0) {
-        if (fault_until_ > now_ && hw_.rules.fault_hold) return start_hold(b);
+    const bool last = k.unplaced == 0 && k.running_batches == 0;
+    if (last && fault_until_ > now_ && hw_.rules.fault_hold) return start_hold(b);
+    // The batch is free again before the sink hears of the kernel's end (as in end_hold).
+    bt.live = false;
+    free_batches_.push_back(b);
+    if (last) {
         --running_;
         free_kernels_.push_back(bt.kernel);
         sink_.finished(k.op);
     }
-    bt.live = false;
-    free_batches_.push_back(b);
     fill();
 }
 
