@@ -834,6 +834,14 @@ void fit_staging_lock_wakeup(const Pool& pool, Builder& b) {
     b.add("host.staging_lock_wakeup_spread", format_time_literal(ps_of_us(f.spread_us)), recipe, how, res, f.n);
 }
 
+// A pinned copy of `bytes` in direction `dir` ("h2d" or "d2h") as the fits so far have it, in us:
+// copy.<dir>.fixed + bytes / copy.<dir>.bandwidth.
+double fitted_copy_us(const Builder& b, const std::string& dir, double bytes) {
+    const double fixed = static_cast<double>(b.value_of("copy." + dir + ".fixed")) * 1e-6;
+    const double bw = static_cast<double>(b.value_of("copy." + dir + ".bandwidth"));
+    return fixed + (bw > 0 ? bytes / bw * 1e6 : 0.0);
+}
+
 // ---- gpu.cross_engine_wait (thread_launch_sync, one thread, spin kernel; docs/model.md rule 1) ----
 // One host thread: launch a spin kernel of S us, a 4 KiB pinned D2H, a stream sync. The D2H call
 // returns long before the kernel ends, so the copy waits on the GPU for it. Each iteration is, in
@@ -844,13 +852,11 @@ void fit_cross_engine_wait(const Pool& pool, Builder& b) {
     const double ll = static_cast<double>(b.value_of("gpu.launch_latency")) * 1e-6;
     const double sw = static_cast<double>(b.value_of("host.sync_wakeup")) * 1e-6;
     const double sg = static_cast<double>(b.value_of("gpu.stream_gap")) * 1e-6;
-    const double fixed = static_cast<double>(b.value_of("copy.d2h.fixed")) * 1e-6;
-    const double bw = static_cast<double>(b.value_of("copy.d2h.bandwidth"));
     for (const J& bench : pool.maybe("thread_launch_sync")) {
         const double bytes = bench.has("config") && bench["config"].has("d2h_bytes")
                                  ? static_cast<double>(bench["config"]["d2h_bytes"].integer())
                                  : 4096.0;
-        const double copy = fixed + (bw > 0 ? bytes / bw * 1e6 : 0.0);
+        const double copy = fitted_copy_us(b, "d2h", bytes);
         J pts = bench["points"].nonempty();
         for (size_t i = 0; i < pts.size(); ++i) {
             J p = pts.at(i);
@@ -875,12 +881,10 @@ void fit_cross_engine_wait(const Pool& pool, Builder& b) {
     }
     if (x.empty()) return;
     const double med = fit::median(x);
-    std::vector<double> dev;
-    for (double v : x) dev.push_back(std::abs(v - med));
     b.time("gpu.cross_engine_wait", med,
            "thread_launch_sync, one thread, spin kernel: iteration - launch call - gpu.launch_latency - spin - "
            "gpu.stream_gap - the D2H copy - host.sync_wakeup",
-           "median (iterations after the first)", fit::median(dev), x.size());
+           "median (iterations after the first)", fit::median_abs_about(x, med), x.size());
 }
 
 // ---- copy.duplex_factor (duplex) -----------------------------------------------------------------
@@ -1945,9 +1949,7 @@ void fit_graph_cross_engine_wait(const Pool& pool, Builder& b) {
             if (p["mode"].str() != "graph") continue;
             const std::string dir = p["dir"].str();
             if (dir != "h2d" && dir != "d2h") p["dir"].fail("is neither h2d nor d2h");
-            const double fixed = static_cast<double>(b.value_of("copy." + dir + ".fixed")) * 1e-6;
-            const double bw = static_cast<double>(b.value_of("copy." + dir + ".bandwidth"));
-            const double copy = fixed + (bw > 0 ? static_cast<double>(p["bytes"].bytes()) / bw * 1e6 : 0.0) + extra;
+            const double copy = fitted_copy_us(b, dir, static_cast<double>(p["bytes"].bytes())) + extra;
             J reps = p["reps"].nonempty();
             for (size_t r = 0; r < reps.size(); ++r) {
                 const std::vector<double> a = reps.at(r)["start_ns"].nums(), e = reps.at(r)["end_ns"].nums();
@@ -1958,13 +1960,11 @@ void fit_graph_cross_engine_wait(const Pool& pool, Builder& b) {
     }
     if (x.empty()) return;
     const double med = pool.guard("graph_copy_kernel graph.cross_engine_wait", [&] { return fit::median(x); });
-    std::vector<double> dev;
-    for (double v : x) dev.push_back(std::abs(v - med));
     b.time("graph.cross_engine_wait", med,
            "graph_copy_kernel, graph chains: (a kernel node's end -> the next kernel node's start across a pinned 4 KiB "
            "or 1 MiB copy node - the copy (copy.<dir>.fixed + bytes / bandwidth + graph.copy_node_extra) - 2 x "
            "graph.node_gap) / 2",
-           "median over the copies of every chain", fit::median(dev), x.size());
+           "median over the copies of every chain", fit::median_abs_about(x, med), x.size());
 }
 
 void run_fits(const Pool& pool, Builder& b) {

@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace hetsim::fit {
 
@@ -82,6 +83,13 @@ double rms_about(const std::vector<double>& v, double c) {
     double ss = 0;
     for (double x : v) ss += (x - c) * (x - c);
     return std::sqrt(ss / static_cast<double>(v.size()));
+}
+
+double median_abs_about(const std::vector<double>& v, double c) {
+    std::vector<double> dev;
+    dev.reserve(v.size());
+    for (double x : v) dev.push_back(std::abs(x - c));
+    return median(std::move(dev));
 }
 
 }  // namespace hetsim::fit

@@ -41,4 +41,8 @@ double median(std::vector<double> v);
 // RMS of v - c (the residual of a constant estimate such as a median).
 double rms_about(const std::vector<double>& v, double c);
 
+// Median of |v - c| (the spread of v about a constant estimate such as its median); throws on an
+// empty input.
+double median_abs_about(const std::vector<double>& v, double c);
+
 }  // namespace hetsim::fit
