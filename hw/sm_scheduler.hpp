@@ -66,6 +66,7 @@ private:
     Round place_round(uint32_t slot);
     uint32_t new_batch(uint32_t kernel);
     void schedule(uint32_t batch, Time end);
+    void retire(uint32_t batch, bool last);
     [[gnu::noinline, gnu::cold]] void start_hold(uint32_t batch);
     [[gnu::noinline, gnu::cold]] void end_hold(uint32_t batch);
     void rescale_memory_bound();
@@ -224,13 +225,20 @@ template <class Sink>
     --k.running_batches;
     const bool last = k.unplaced == 0 && k.running_batches == 0;
     if (last && fault_until_ > now_ && hw_.rules.fault_hold) return start_hold(b);
-    // The batch is free again before the sink hears of the kernel's end (as in end_hold).
+    retire(b, last);
+}
+
+// Batch b is free again; with `last`, its kernel has completed, and the sink hears of it after the
+// batch is back in the free list. Then the waiting kernels may take the room.
+template <class Sink>
+void SmScheduler<Sink>::retire(uint32_t b, bool last) {
+    Batch& bt = batches_[b];
     bt.live = false;
     free_batches_.push_back(b);
     if (last) {
         --running_;
         free_kernels_.push_back(bt.kernel);
-        sink_.finished(k.op);
+        sink_.finished(kernels_[bt.kernel].op);
     }
     fill();
 }
@@ -239,9 +247,7 @@ template <class Sink>
 // demand faults of a kernel beside it are served (rule fault_hold, docs/model.md Rule 8).
 template <class Sink>
 void SmScheduler<Sink>::start_hold(uint32_t b) {
-    Batch& bt = batches_[b];
-    bt.held = true;
-    bt.runs.clear();
+    batches_[b].held = true;
     schedule(b, fault_until_);
     fill();
 }
@@ -249,15 +255,9 @@ void SmScheduler<Sink>::start_hold(uint32_t b) {
 // A held kernel's completion: again later if a kernel placed meanwhile faults longer.
 template <class Sink>
 void SmScheduler<Sink>::end_hold(uint32_t b) {
-    Batch& bt = batches_[b];
     if (fault_until_ > now_) return schedule(b, fault_until_);
-    bt.held = false;
-    bt.live = false;
-    free_batches_.push_back(b);
-    --running_;
-    free_kernels_.push_back(bt.kernel);
-    sink_.finished(kernels_[bt.kernel].op);
-    fill();
+    batches_[b].held = false;
+    retire(b, true);
 }
 
 // Memory-bound kernels share HBM equally: when their number changes, running batches are
