@@ -44,9 +44,7 @@ void bench_graph_copy_kernel(Ctx& c, json& out) {
                 cudaGraph_t g = nullptr;
                 cudaGraphExec_t x = nullptr;
                 if (graph) {
-                    CK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-                    issue(cap);
-                    CK(cudaStreamEndCapture(cap, &g));
+                    g = capture_graph(cap, issue);
                     CK(cudaGraphInstantiate(&x, g, 0));
                     CK(cudaGraphLaunch(x, s));  // upload
                     CK(cudaStreamSynchronize(s));
@@ -85,10 +83,7 @@ void bench_graph_copy_kernel(Ctx& c, json& out) {
             for (int i = 0; i < m; ++i)
                 CK(h2d ? cudaMemcpyAsync(d, h, big, cudaMemcpyHostToDevice, cs) : cudaMemcpyAsync(h, d, big, cudaMemcpyDeviceToHost, cs));
         };
-        cudaGraph_t g = nullptr;
-        CK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-        issue(cap);
-        CK(cudaStreamEndCapture(cap, &g));
+        cudaGraph_t g = capture_graph(cap, issue);
         cudaGraphExec_t x = nullptr;
         CK(cudaGraphInstantiate(&x, g, 0));
         CK(cudaGraphLaunch(x, s));

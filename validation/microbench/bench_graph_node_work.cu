@@ -76,10 +76,7 @@ void bench_graph_node_work(Ctx& c, json& out) {
                     else CK(k_spin_stamp(cs, ch.grid, ch.block, ch.spin_ns, 0, ch.stamps ? st + size_t(i) * size_t(ch.grid) * 2 : nullptr, nullptr));
                 }
             };
-            cudaGraph_t g = nullptr;
-            CK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-            issue(cap);
-            CK(cudaStreamEndCapture(cap, &g));
+            cudaGraph_t g = capture_graph(cap, issue);
             cudaGraphExec_t x = nullptr;
             CK(cudaGraphInstantiate(&x, g, 0));
             CK(cudaGraphLaunch(x, s));  // upload

@@ -717,13 +717,7 @@ void bench_graph_nodes(Ctx& c, json& out) {
     cudaStream_t s = c.s[0], cap = c.s[1];
     const int reps = q ? 2 : 5;
     EventPool ev(2);
-    auto capture = [&](const std::function<void(cudaStream_t)>& issue) {
-        cudaGraph_t g = nullptr;
-        CK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-        issue(cap);
-        CK(cudaStreamEndCapture(cap, &g));
-        return g;
-    };
+    auto capture = [&](const std::function<void(cudaStream_t)>& issue) { return capture_graph(cap, issue); };
     // A. empty-kernel graphs
     const std::vector<int> ns = q ? std::vector<int>{10, 200, 2000} : std::vector<int>{10, 50, 100, 200, 500, 1000, 2000};
     json pe = json::array();

@@ -37,13 +37,7 @@ void bench_graph_node_grids(Ctx& c, json& out) {
     const uint64_t spin = 2000;
     const int sms = c.sm_count;
     EventPool ev(2);
-    auto capture = [&](const std::function<void(cudaStream_t)>& issue) {
-        cudaGraph_t g = nullptr;
-        CK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
-        issue(cap);
-        CK(cudaStreamEndCapture(cap, &g));
-        return g;
-    };
+    auto capture = [&](const std::function<void(cudaStream_t)>& issue) { return capture_graph(cap, issue); };
     // Chains: {name, grid pattern repeated over the n nodes}.
     std::vector<std::pair<std::string, std::vector<int>>> chains;
     const std::vector<int> grids = q ? std::vector<int>{1, 16, 128, sms}

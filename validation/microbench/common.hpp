@@ -259,6 +259,8 @@ cudaMemLocation loc_host();
 double touch_host(char* p, size_t bytes, bool write, unsigned char v);
 // GPU time (events ev[0], ev[1]) of whatever f issues into s.
 double ktime(cudaStream_t s, const EventPool& ev, const std::function<void()>& f);
+// The graph stream capture of whatever issue() issues into cap (thread-local capture mode).
+cudaGraph_t capture_graph(cudaStream_t cap, const std::function<void(cudaStream_t)>& issue);
 void prefetch_sync(void* p, size_t bytes, cudaMemLocation l, cudaStream_t s);
 // A managed buffer of `bytes` (cudaMallocManaged, attached globally) first written by the host
 // (touch_host), or nullptr when it and 1 GiB more would pass usable_device_bytes(): then `pts`

@@ -288,6 +288,14 @@ char* host_written_managed(size_t bytes, json& pts, const char* why) {
     return m;
 }
 
+cudaGraph_t capture_graph(cudaStream_t cap, const std::function<void(cudaStream_t)>& issue) {
+    cudaGraph_t g = nullptr;
+    CK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
+    issue(cap);
+    CK(cudaStreamEndCapture(cap, &g));
+    return g;
+}
+
 double ktime(cudaStream_t s, const EventPool& ev, const std::function<void()>& f) {
     CK(cudaEventRecord(ev[0], s));
     f();
