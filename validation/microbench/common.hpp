@@ -250,6 +250,8 @@ void bench_um_beside_faults(Ctx&, json&);
 void bench_graph_instantiate(Ctx&, json&);
 // bench_graph_copy_kernel.cu: copy node <-> kernel node hand-overs in a graph and in a stream.
 void bench_graph_copy_kernel(Ctx&, json&);
+// bench_host_func_wait.cu: callback start after its kernel, against the callback thread's idle time.
+void bench_host_func_wait(Ctx&, json&);
 
 // Managed memory helpers.
 cudaMemLocation loc_device(int dev);

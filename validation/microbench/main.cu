@@ -549,6 +549,15 @@ const std::vector<Bench>& benches() {
          "two, as a graph and as stream launches, per-kernel block stamps; 20 chained 1 MiB copies alone, graph vs "
          "stream, events",
          bench_graph_copy_kernel},
+        // bench_host_func_wait.cu: validation 45/82/83 (callbacks start later after longer waits).
+        {"host_func_wait",
+         {"gpu.host_func_latency"},
+         "how long after its preceding kernel a host callback starts, against how long the callback thread had "
+         "nothing to do",
+         "per kernel length 10 us .. 1 ms: 12 x (1 x 32 spin-stamp kernel, host callback stamping its start and end) "
+         "on one stream, enqueued back to back, then one at a time (sync and a 30 us host spin after each); clocks "
+         "aligned by ping-pong",
+         bench_host_func_wait},
     };
     return v;
 }
