@@ -1204,8 +1204,8 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
     if (std::vector<J> hf = pool.maybe("host_func"); !hf.empty()) {
         med_time("host.host_func_call_cost", pooled_nums(hf, [](const J& x) { return x["call"]["call_us"].nums(); }),
                  "host_func median cudaLaunchHostFunc call on an idle stream");
-        med_time("gpu.host_func_latency", pooled_nums(hf, [](const J& x) { return x["chain"]["latency_us"].nums(); }),
-                 "host_func median (callback start - preceding kernel's end stamp), clocks aligned by ping-pong");
+        // gpu.host_func_latency comes from host_func_wait with the other callback latencies
+        // (fit_host_func_wait): this chain's callback thread is idle for a spread of times.
         med_time("gpu.host_func_gap", pooled_nums(hf, [](const J& x) { return x["chain"]["gap_after_us"].nums(); }),
                  "host_func median (next kernel's start stamp - callback end), clocks aligned by ping-pong");
     } else absent.push_back("host_func");
@@ -1967,6 +1967,78 @@ void fit_graph_cross_engine_wait(const Pool& pool, Builder& b) {
            "median over the copies of every chain", fit::median_abs_about(x, med), x.size());
 }
 
+// ---- gpu.host_func_latency{,_idle}, gpu.host_func_idle_{from,ramp} (host_func_wait) -----------
+// Callbacks after spin kernels of 10 us .. 1 ms, each with the callback thread's idle time before
+// it (the kernel's end - the previous callback's return): the model's latency is flat at `busy`
+// up to `from`, linear over `ramp` to `idle`, flat after. Grid search over from and ramp (10 us
+// steps up to 1 ms); busy and idle are the medians of the samples on either side; the fit is the
+// least sum of absolute residuals (a few callbacks start 100-200 us late on this host), the
+// smallest from and ramp among equals.
+void fit_host_func_wait(const Pool& pool, Builder& b) {
+    const std::vector<J> benches = pool.maybe("host_func_wait");
+    if (benches.empty()) return;
+    std::vector<std::pair<double, double>> s;  // (idle, latency) in us, by idle
+    for (const J& bench : benches) {
+        J pts = bench["points"].nonempty();
+        for (size_t i = 0; i < pts.size(); ++i) {
+            const std::vector<double> lat = pts.at(i)["latency_us"].nums(), idle = pts.at(i)["idle_us"].nums();
+            if (lat.size() != idle.size()) pts.at(i)["idle_us"].fail("differs in length from latency_us");
+            for (size_t k = 0; k < lat.size(); ++k)
+                if (idle[k] >= 0) s.emplace_back(idle[k], lat[k]);  // the first callback of a series has none
+        }
+    }
+    std::sort(s.begin(), s.end());
+    const size_t kMinSide = 5;
+    if (s.size() < 2 * kMinSide || s.front().first == s.back().first) {
+        b.cal.checks.push_back("host_func_wait: fewer than " + std::to_string(2 * kMinSide) +
+                               " callbacks with an idle time, or one idle time only; the callback latencies keep the base values");
+        return;
+    }
+    auto median_of = [&](size_t lo, size_t hi) {  // latencies of s[lo, hi)
+        std::vector<double> v;
+        for (size_t k = lo; k < hi; ++k) v.push_back(s[k].second);
+        return fit::median(v);
+    };
+    struct Best {
+        double cost = 0, from = 0, ramp = 0, busy = 0, idle = 0;
+        bool set = false;
+    } best;
+    for (int from = 0; from <= 1000; from += 10)
+        for (int ramp = 0; ramp <= 1000; ramp += 10) {
+            const double f = from, r = ramp;
+            const size_t below = static_cast<size_t>(std::upper_bound(s.begin(), s.end(), std::make_pair(f, 1e300)) - s.begin());
+            const size_t above = static_cast<size_t>(std::lower_bound(s.begin(), s.end(), std::make_pair(f + r, -1e300)) - s.begin());
+            if (below < kMinSide || s.size() - above < kMinSide) continue;
+            const double busy = median_of(0, below), idle = median_of(above, s.size());
+            double cost = 0;
+            for (const auto& [x, y] : s) {
+                const double m = x <= f ? busy : x >= f + r ? idle : busy + (idle - busy) * (x - f) / r;
+                cost += std::fabs(y - m);
+            }
+            if (!best.set || cost < best.cost - 1e-9) best = Best{cost, f, r, busy, idle, true};
+        }
+    if (!best.set) {
+        b.cal.checks.push_back("host_func_wait: no split leaves " + std::to_string(kMinSide) +
+                               " callbacks on either side; the callback latencies keep the base values");
+        return;
+    }
+    std::vector<double> res;
+    for (const auto& [x, y] : s)
+        res.push_back(y - (x <= best.from ? best.busy : x >= best.from + best.ramp ? best.idle
+                                                                                    : best.busy + (best.idle - best.busy) * (x - best.from) / best.ramp));
+    const std::string recipe =
+        "host_func_wait: callback start - its spin kernel's end stamp (10 us .. 1 ms kernels, one stream, chained and one at "
+        "a time), against the callback thread's idle time before it (that end - the previous callback's return), clocks "
+        "aligned by ping-pong";
+    const std::string how = "least absolute residuals of: gpu.host_func_latency up to from, linear over ramp to "
+                            "gpu.host_func_latency_idle (medians of either side), from and ramp on a 10 us grid";
+    const double spread = fit::median_abs_about(res, 0);
+    b.time("gpu.host_func_latency", best.busy, recipe, how, spread, s.size());
+    b.time("gpu.host_func_latency_idle", best.idle, recipe, how, spread, s.size());
+    b.time("gpu.host_func_idle_from", best.from, recipe, how, spread, s.size());
+    b.time("gpu.host_func_idle_ramp", best.ramp, recipe, how, spread, s.size());
+}
+
 void run_fits(const Pool& pool, Builder& b) {
     fit_device(pool, b);
     fit_gaps(pool, b);  // first: the fixed costs subtract gpu.stream_gap
@@ -1985,6 +2057,7 @@ void run_fits(const Pool& pool, Builder& b) {
     fit_issue14_sections(pool, b);
     fit_um_beside(pool, b);
     fit_graph_cross_engine_wait(pool, b);
+    fit_host_func_wait(pool, b);
 }
 
 std::string one_line(std::string s) {

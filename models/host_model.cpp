@@ -9,6 +9,15 @@ Time contended_call(const HwProfile& p, Time base, uint32_t others) {
     return Time::ps_of(static_cast<double>(base.ps()) * (1.0 + p.launch_contention * others));
 }
 
+Time host_func_latency(const HwProfile& p, Time idle) {
+    const int64_t over = idle.ps() - p.host_func_idle_from.ps(), ramp = p.host_func_idle_ramp.ps();
+    if (over <= 0) return p.host_func_latency;
+    if (over >= ramp) return p.host_func_latency_idle;
+    const int64_t busy = p.host_func_latency.ps(), idled = p.host_func_latency_idle.ps();
+    // Latencies and the ramp are at most 10 ms (1e10 ps): the product is taken in 128 bits.
+    return Time::ps(busy + static_cast<int64_t>(static_cast<i128>(idled - busy) * over / ramp));
+}
+
 Time graph_launch_cost(const HwProfile& p, uint64_t nodes) {
     return p.graph_launch_cost + Time::ps_times(p.graph_launch_per_node.ps(), static_cast<int64_t>(nodes));
 }

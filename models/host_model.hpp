@@ -12,6 +12,12 @@ namespace hetsim {
 // contend in the driver, host.launch_contention each.
 Time contended_call(const HwProfile& p, Time base, uint32_t others);
 
+// How long after its preceding work a host callback starts, when the driver's callback thread
+// returned from its last callback `idle` before that work ended (negative: it was still in one;
+// Time::max(): it ran none yet): gpu.host_func_latency up to gpu.host_func_idle_from, rising
+// linearly over gpu.host_func_idle_ramp to gpu.host_func_latency_idle (rule 6).
+Time host_func_latency(const HwProfile& p, Time idle);
+
 // cudaGraphLaunch of a graph of `nodes` nodes, and cudaGraphInstantiate's per-node part.
 Time graph_launch_cost(const HwProfile& p, uint64_t nodes);
 // Extra host time of the first cudaGraphLaunch of an executable (its upload to the device).

@@ -240,7 +240,18 @@ const std::vector<ParamDecl>& param_decls() {
         t("host.blocking_sync_wakeup", &P::blocking_sync_wakeup, true,
           "GPU work done -> sync returns under blocking-sync scheduling", kSlow, kSlowNote),
         t("host.host_func_call_cost", &P::host_func_call_cost, true, "host time of cudaLaunchHostFunc"),
-        t("gpu.host_func_latency", &P::host_func_latency, true, "preceding work done -> host callback starts"),
+        t("gpu.host_func_latency", &P::host_func_latency, true,
+          "preceding work done -> host callback starts, when the driver's callback thread returned from a callback at "
+          "most gpu.host_func_idle_from before"),
+        t("gpu.host_func_latency_idle", &P::host_func_latency_idle, true,
+          "preceding work done -> host callback starts, when the callback thread had been idle gpu.host_func_idle_from + "
+          "gpu.host_func_idle_ramp or longer, or ran no callback before"),
+        t("gpu.host_func_idle_from", &P::host_func_idle_from, false,
+          "callback thread's idle time (last callback's return -> the preceding work done) up to which a callback starts "
+          "gpu.host_func_latency after its work"),
+        t("gpu.host_func_idle_ramp", &P::host_func_idle_ramp, false,
+          "idle time beyond gpu.host_func_idle_from over which the callback latency grows linearly to "
+          "gpu.host_func_latency_idle"),
         t("gpu.host_func_gap", &P::host_func_gap, true, "host callback returns -> next op of its stream may start"),
         t("graph.instantiate_per_node", &P::graph_instantiate_per_node, true, "host time of cudaGraphInstantiate per node"),
         t("graph.launch_cost", &P::graph_launch_cost, true, "host time of cudaGraphLaunch"),
@@ -309,6 +320,9 @@ const std::vector<ParamDecl>& param_decls() {
         rule("rules.alloc_costs", &P::Rules::alloc_costs, "allocation calls cost host time; cudaFree syncs the device"),
         rule("rules.cross_engine_wait", &P::Rules::cross_engine_wait,
              "a copy that waited for a kernel in its stream (or the reverse) starts gpu.cross_engine_wait later"),
+        rule("rules.callback_idle", &P::Rules::callback_idle,
+             "a callback starts later after its work the longer the driver's callback thread had been idle (off: always "
+             "gpu.host_func_latency)"),
         rule("rules.fault_hold", &P::Rules::fault_hold,
              "a kernel that ends while another kernel demand-faults managed memory completes when those faults are served"),
         rule("rules.host_sync", &P::Rules::host_sync,

@@ -78,6 +78,9 @@ struct HwProfile {
     Time module_load_cost;            // first launch of each kernel (lazy loading)
     Time blocking_sync_wakeup;        // sync wake-up under cudaDeviceScheduleBlockingSync
     Time host_func_call_cost, host_func_latency, host_func_gap;
+    // A callback's start after its work grows with how long the driver's callback thread had been idle
+    // (rule 6): host_func_latency up to idle_from, host_func_latency_idle from idle_from + idle_ramp.
+    Time host_func_latency_idle, host_func_idle_from, host_func_idle_ramp;
     Time graph_instantiate_per_node, graph_launch_cost, graph_launch_per_node, graph_node_gap, graph_copy_node_extra, graph_relaunch_gap;
     Time graph_upload_per_node;  // first launch of an executable: extra host time per node
     Time graph_cross_engine_wait;  // added to graph.node_gap between a kernel node and a pinned copy node, either order
@@ -96,7 +99,7 @@ struct HwProfile {
              staging_cache = true, staging_lock = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
              sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true,
-             host_sync = true, cross_engine_wait = true, fault_hold = true;
+             host_sync = true, cross_engine_wait = true, fault_hold = true, callback_idle = true;
     } rules;
 };
 

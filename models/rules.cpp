@@ -20,6 +20,7 @@ HwProfile effective_profile(const HwProfile& in) {
         p.host_func_latency = p.launch_latency;
         p.host_func_gap = p.stream_gap;
     }
+    if (!r.host_funcs || !r.callback_idle) p.host_func_latency_idle = p.host_func_latency;
     if (!r.graphs) {  // a graph costs what launching its nodes one by one costs
         p.graph_instantiate_per_node = p.graph_launch_cost = p.graph_copy_node_extra = p.graph_upload_per_node = Time{};
         p.graph_launch_per_node = p.launch_cost;

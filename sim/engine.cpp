@@ -686,7 +686,7 @@ private:
         if (kind == CauseKind::StreamOrder && !(((1u << static_cast<int>(t.kind)) | (1u << static_cast<int>(ops_[from].kind))) & kGapKinds) &&
             !(t.graph_node && ops_[from].graph_node))
             return hw_.stream_gap;
-        if (t.kind == OpKind::HostFunc) return hw_.host_func_latency;  // the stream reaches the callback
+        if (t.kind == OpKind::HostFunc) return callback_latency(rec_[from].gpu_end);  // the stream reaches the callback
         if (ops_[from].kind == OpKind::HostFunc && kind == CauseKind::StreamOrder) return hw_.host_func_gap;
         if (t.graph_node && ops_[from].graph_node && kind == CauseKind::StreamOrder)
             return graph_node_gap(hw_, ops_[from], rec_[from].gpu_end - rec_[from].gpu_start);
@@ -709,6 +709,13 @@ private:
         if (kind == CauseKind::StreamOrder) return hw_.stream_gap;
         if (kind == CauseKind::After && ops_[from].stream == ops_[to].stream) return hw_.stream_gap;
         return hw_.event_gap;
+    }
+
+    // Rule 6: a callback whose stream's work is done (or that was called onto an idle stream) at
+    // `signalled` starts this much later; the longer the driver's callback thread had been idle
+    // since its last callback returned, the later.
+    Time callback_latency(Time signalled) const {
+        return host_func_latency(hw_, callback_ran_ ? signalled - callback_free_ : Time::max());
     }
 
     // The extra hand-over between a kernel and a pinned H2D/D2H copy, in either order:
@@ -789,7 +796,7 @@ private:
     [[gnu::flatten]] void submit(uint32_t i, Time at, bool task) {
         const Op& op = ops_[i];
         ++gpu_open_;
-        ready(i) = at + (task ? Time{} : op.kind == OpKind::HostFunc ? hw_.host_func_latency : hw_.launch_latency);
+        ready(i) = at + (task ? Time{} : op.kind == OpKind::HostFunc ? callback_latency(at) : hw_.launch_latency);
         rec_[i].gpu_cause = task ? Cause{} : Cause{static_cast<int32_t>(i), Phase::Host, CauseKind::Submit};
         if (!task && is_pageable_copy(hw_, op) && op.dir == CopyDir::H2D) {
             Time first = at + staging_.stage_time(i, staging_chunk(hw_, op.bytes));
@@ -881,6 +888,13 @@ private:
             leave_launch_queue(i);
             return copies_.submit(i);
         }
+        // Rule 6: the driver runs callbacks one at a time; one whose work is done while another
+        // runs starts gpu.host_func_latency after that one returns (it stays in its queues).
+        if (op.kind == OpKind::HostFunc && hw_.rules.callback_idle && callback_free_ > now_) {
+            ready(i) = callback_free_ + hw_.host_func_latency;
+            rec_[i].gpu_cause = Cause{callback_op_, Phase::Gpu, CauseKind::Resource};
+            return q_.push(ready(i), prio(kGpuReady), kGpuReady, i);
+        }
         leave_queues(i);
         const GpuWork work = op_info(op.kind).gpu;
         if (work == GpuWork::Kernel && pg_.uses_count(op) == 0) return sms_.submit(i, ready(i), Time{});
@@ -897,6 +911,9 @@ private:
                 return finished(i);
             case GpuWork::Callback:  // runs on a driver thread; the stream waits for it
                 r.gpu_start = now_;
+                callback_ran_ = true;
+                callback_free_ = now_ + op.duration;
+                callback_op_ = static_cast<int32_t>(i);
                 return finish_at(i, now_ + op.duration);
             case GpuWork::Kernel: {
                 // A kernel touching managed buffers faults them to the device first.
@@ -1070,6 +1087,9 @@ private:
     std::vector<Edge> edges_;
     int64_t gpu_open_ = 0;  // GPU phases submitted and not finished
     Time latest_end_;       // the latest end of any phase so far: the run's end-to-end time
+    Time callback_free_;    // when the driver's callback thread returns from the last callback started
+    int32_t callback_op_ = -1;  // ... that callback
+    bool callback_ran_ = false;
     int32_t free_edge_ = -1;
     // The latest time at which an event that does nothing stops nothing either: below the time
     // limit and the end of the range (wake()).

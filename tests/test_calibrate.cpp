@@ -443,7 +443,8 @@ TEST_CASE("calibrate: the hardware-fidelity sections on synthetic samples") {
     CHECK(c.find("gpu.launch_queue_depth")->value == "1021");
     CHECK(value_of(c, "host.module_load_cost") == Approx(60e6));  // ps
     CHECK(value_of(c, "host.host_func_call_cost") == Approx(3e6));
-    CHECK(value_of(c, "gpu.host_func_latency") == Approx(23e6));
+    // The host_func chain no longer fits the latency (host_func_wait does, below).
+    CHECK(c.find("gpu.host_func_latency") == nullptr);
     CHECK(value_of(c, "gpu.host_func_gap") == Approx(19e6));
     CHECK(value_of(c, "graph.instantiate_per_node") == Approx(3.3e6).epsilon(1e-6));
     CHECK(value_of(c, "graph.launch_cost") == Approx(1.2e6).epsilon(1e-6));
@@ -989,4 +990,43 @@ TEST_CASE("calibrate: graph.cross_engine_wait from graph_copy_kernel's graph cha
     hetsim::calib::MicrobenchFile k =
         hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-02k/microbench.json").string());
     CHECK(value_of(hetsim::calib::calibrate({k}), "graph.cross_engine_wait") == Approx(4.947e6).epsilon(0.01));
+}
+
+TEST_CASE("calibrate: the callback latencies from host_func_wait's idle times") {
+    // Planted samples on the model: 20 us up to 50 us idle, linear to 60 us at 250 us idle
+    // (ramp 200 us), flat after; one late callback (200 us) that the absolute residuals ignore.
+    hetsim::calib::MicrobenchFile f = committed();
+    json lat = json::array(), idle = json::array();
+    lat.push_back(90);  // the first callback of a series has no idle time
+    idle.push_back(-1);
+    for (int x = 10; x <= 1000; x += 10) {
+        idle.push_back(x);
+        lat.push_back(x <= 50 ? 20.0 : x >= 250 ? 60.0 : 20.0 + 40.0 * (x - 50) / 200.0);
+    }
+    idle.push_back(120);
+    lat.push_back(200);
+    f.doc["benchmarks"]["host_func_wait"] = {{"points", {{{"kernel_us", 10}, {"chained", true}, {"latency_us", lat}, {"idle_us", idle}}}}};
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "gpu.host_func_latency") == Approx(20e6));  // ps
+    CHECK(value_of(c, "gpu.host_func_latency_idle") == Approx(60e6));
+    CHECK(value_of(c, "gpu.host_func_idle_from") == Approx(50e6));
+    CHECK(value_of(c, "gpu.host_func_idle_ramp") == Approx(200e6));
+    CHECK(c.find("gpu.host_func_latency")->samples == 101);
+    // Lists of unequal length name the field; too few samples keep the base values and say so.
+    hetsim::calib::MicrobenchFile bad = f;
+    bad.doc["benchmarks"]["host_func_wait"]["points"][0]["idle_us"].erase(0);
+    CHECK_THROWS_WITH(hetsim::calib::calibrate({bad}), Catch::Contains("host_func_wait.points[0].idle_us") &&
+                                                           Catch::Contains("differs in length from latency_us"));
+    bad = f;
+    bad.doc["benchmarks"]["host_func_wait"]["points"][0] = {{"latency_us", {30, 40, 50}}, {"idle_us", {-1, 100, 200}}};
+    const hetsim::calib::Calibration few = hetsim::calib::calibrate({bad});
+    CHECK(few.find("gpu.host_func_latency") == nullptr);
+    CHECK(std::any_of(few.checks.begin(), few.checks.end(),
+                      [](const std::string& m) { return m.find("host_func_wait: fewer than 10 callbacks") != std::string::npos; }));
+    // Committed data: 2026-12-02m (the first start with the section) gives the shipped values.
+    const hetsim::calib::Calibration m = hetsim::calib::calibrate(
+        {hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-02m/microbench.json").string())});
+    CHECK(m.find("gpu.host_func_latency")->value == "36.533us");
+    CHECK(m.find("gpu.host_func_idle_from")->value == "60us");
+    CHECK(m.find("gpu.host_func_idle_ramp")->value == "430us");
 }

@@ -730,6 +730,9 @@ TEST_CASE("rule 6: a host callback starts late, runs, and holds its stream", "[e
     const std::string hw = R"(  host.launch_cost: 1us
   host.host_func_call_cost: 3us
   gpu.host_func_latency: 20us
+  gpu.host_func_latency_idle: 40us
+  gpu.host_func_idle_from: 50us
+  gpu.host_func_idle_ramp: 100us
   gpu.host_func_gap: 10us
 )";
     const std::string body = R"(streams: [s, idle]
@@ -748,18 +751,82 @@ threads:
       stream: idle
       duration: 5us
 )";
-    // kA call 0-1, GPU 1-101 (no launch latency). cb call 1-4; it starts 20 us after kA ends:
-    // 121-126. kB call 4-5; it starts 10 us after cb returns: 136-186. `lone` on an idle
-    // stream: call 5-8, starts 20 us after its call: 28-33.
+    // kA call 0-1, GPU 1-101 (no launch latency). cb call 1-4. kB call 4-5. `lone` on an idle
+    // stream: call 5-8; the callback thread has run no callback yet: it starts 40 us after its
+    // call, 48-53. cb: kA ends at 101, 48 us after the thread returned from `lone` (<= 50): 20 us
+    // later, 121-126. kB starts 10 us after cb returns: 136-186.
     Sim s = run_with(hw, body);
     check_host(s, "cb", us(1), us(4));
     check_gpu(s, "kA", us(1), us(101));
+    check_gpu(s, "lone", us(48), us(53));
     check_gpu(s, "cb", us(121), us(126));
     check_gpu(s, "kB", us(136), us(186));
-    check_gpu(s, "lone", us(28), us(33));
+    Sim flat = run_with(hw + "  rules.callback_idle: off\n", body);  // always 20 us
+    check_gpu(flat, "lone", us(28), us(33));
+    check_gpu(flat, "cb", us(121), us(126));
     Sim off = run_with(hw + "  rules.host_funcs: off\n", body);
     check_gpu(off, "cb", us(101), us(106));
     check_gpu(off, "kB", us(106), us(156));
+}
+
+TEST_CASE("rule 6: a callback starts later the longer the callback thread was idle, and callbacks run one at a time",
+          "[engine][rules]") {
+    const std::string hw = R"(  host.launch_cost: 1us
+  host.host_func_call_cost: 3us
+  gpu.host_func_latency: 20us
+  gpu.host_func_latency_idle: 40us
+  gpu.host_func_idle_from: 50us
+  gpu.host_func_idle_ramp: 100us
+  gpu.host_func_gap: 10us
+)";
+    // The ramp: a call 1-4 and k2 call 4-5. a: k1 ends at 101, no callback before: 40 us, 141-146.
+    // k2 starts 10 us after a returns: 156-231. b (call 5-8): k2 ends 85 us after a returned,
+    // 35 us into the ramp: 20 + 20 x 35/100 = 27 us later, 258-263.
+    Sim ramp = run_with(hw, R"(streams: [s]
+threads:
+  main:
+    - kernel: k1
+      stream: s
+      duration: 100us
+    - host_func: a
+      stream: s
+      duration: 5us
+    - kernel: k2
+      stream: s
+      duration: 75us
+    - host_func: b
+      stream: s
+      duration: 5us
+)");
+    check_gpu(ramp, "a", us(141), us(146));
+    check_gpu(ramp, "k2", us(156), us(231));
+    check_gpu(ramp, "b", us(258), us(263));
+    // One at a time: k1 (call 0-1) 1-101 on s1, c1 call 1-4, k2 call 4-5, 5-115 on s2, c2 call
+    // 5-8. c1: first callback, 40 us after k1: 141-171. c2: k2 ends at 115, ready 40 us later
+    // (c1 had not started), but c1 runs until 171: c2 starts 20 us after it returns, 191-196.
+    const std::string two = R"(streams: [s1, s2]
+threads:
+  main:
+    - kernel: k1
+      stream: s1
+      duration: 100us
+    - host_func: c1
+      stream: s1
+      duration: 30us
+    - kernel: k2
+      stream: s2
+      duration: 110us
+    - host_func: c2
+      stream: s2
+      duration: 5us
+)";
+    Sim serial = run_with(hw, two);
+    check_gpu(serial, "k2", us(5), us(115));
+    check_gpu(serial, "c1", us(141), us(171));
+    check_gpu(serial, "c2", us(191), us(196));
+    Sim flat = run_with(hw + "  rules.callback_idle: off\n", two);  // 20 us each, side by side
+    check_gpu(flat, "c1", us(121), us(151));
+    check_gpu(flat, "c2", us(135), us(140));
 }
 
 // ---------------------------------------------------------------- rule 7: graphs
