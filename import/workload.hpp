@@ -67,7 +67,9 @@ struct WThread {
 };
 
 // The default profiler overhead per boundary (docs/import.md, "Profiler overhead").
-constexpr int64_t kSpanOverheadNs = 600, kCallOverheadNs = 600;  // validation/pytorch/fit_import.py on 2026-12-02a (1200 on 2026-12-01a)
+// validation/pytorch/fit_import.py --pooled over the nine interleaved runs 2026-12-02a, b, c, e, i,
+// j, k, l, m (each run left out in turn: 1.0 or 1.2 us); 0.6 us on 2026-12-02a alone, 1.2 on 2026-12-01a.
+constexpr int64_t kSpanOverheadNs = 1000, kCallOverheadNs = 1000;
 // loader_workers: the main thread's cost of receiving a batch from a DataLoader worker process
 // (docs/import.md, "Worker hand-off"): per KiB of the batch when the batch comes from the
 // worker itself (pin_memory off: unpickling its shared-memory tensors), and once per batch when
