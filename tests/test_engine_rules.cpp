@@ -726,8 +726,9 @@ threads:
     check_host(off, "stream_sync:s", Time{}, us(50));
 }
 
-TEST_CASE("rule 6: a host callback starts late, runs, and holds its stream", "[engine][rules]") {
-    const std::string hw = R"(  host.launch_cost: 1us
+// Rule 6's callbacks: 20 us after work done within 50 us of the last callback's return, rising
+// over 100 us of idle time to 40 us.
+const std::string kCallbackHw = R"(  host.launch_cost: 1us
   host.host_func_call_cost: 3us
   gpu.host_func_latency: 20us
   gpu.host_func_latency_idle: 40us
@@ -735,6 +736,9 @@ TEST_CASE("rule 6: a host callback starts late, runs, and holds its stream", "[e
   gpu.host_func_idle_ramp: 100us
   gpu.host_func_gap: 10us
 )";
+
+TEST_CASE("rule 6: a host callback starts late, runs, and holds its stream", "[engine][rules]") {
+    const std::string& hw = kCallbackHw;
     const std::string body = R"(streams: [s, idle]
 threads:
   main:
@@ -771,14 +775,7 @@ threads:
 
 TEST_CASE("rule 6: a callback starts later the longer the callback thread was idle, and callbacks run one at a time",
           "[engine][rules]") {
-    const std::string hw = R"(  host.launch_cost: 1us
-  host.host_func_call_cost: 3us
-  gpu.host_func_latency: 20us
-  gpu.host_func_latency_idle: 40us
-  gpu.host_func_idle_from: 50us
-  gpu.host_func_idle_ramp: 100us
-  gpu.host_func_gap: 10us
-)";
+    const std::string& hw = kCallbackHw;
     // The ramp: a call 1-4 and k2 call 4-5. a: k1 ends at 101, no callback before: 40 us, 141-146.
     // k2 starts 10 us after a returns: 156-231. b (call 5-8): k2 ends 85 us after a returned,
     // 35 us into the ramp: 20 + 20 x 35/100 = 27 us later, 258-263.
