@@ -586,7 +586,7 @@ private:
         }
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
-        if (!Program::has_gpu_phase(ops_[i].kind) && succ_[i] != -1) q_.push(end, prio(kHostDone), kHostDone, i);
+        if (succ_[i] != -1 && !Program::has_gpu_phase(ops_[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
         push_step(t, end);
     }
 
