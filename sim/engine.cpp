@@ -802,8 +802,10 @@ private:
         if (task) add_task_deps(i, false);
         // Copies on the H2D/D2H engines (and prefetches) do not wait in the stream's hardware
         // queue behind other streams' kernels (docs/model.md Rule 5; validation 67).
-        const bool engine_copy = (op.kind == OpKind::Memcpy && op.dir != CopyDir::D2D) || op.kind == OpKind::Prefetch;
-        if (!task && !engine_copy && hw_queues_.enabled() && hw_queues_.join(i, op.stream)) ++pending_[i];
+        if (hw_queues_.enabled() && !task) {
+            const bool engine_copy = (op.kind == OpKind::Memcpy && op.dir != CopyDir::D2D) || op.kind == OpKind::Prefetch;
+            if (!engine_copy && hw_queues_.join(i, op.stream)) ++pending_[i];
+        }
         if (!task && !op.graph_node && launch_queues_.enabled()) launch_queues_.push(op.stream, i);
         binder_.issued(i);
         if (pending_[i] == 0) q_.push(ready(i), prio(kGpuReady), kGpuReady, i);
