@@ -21,7 +21,9 @@ class SmScheduler : UnitBase<Sink> {
     using UnitBase<Sink>::sink_, UnitBase<Sink>::now_, UnitBase<Sink>::rec_;
 
 public:
-    SmScheduler(const Program& pg, const HwProfile& hw, Sink& sink) : UnitBase<Sink>(sink), pg_(pg), hw_(hw), sm_(hw) {}
+    SmScheduler(const Program& pg, const HwProfile& hw, Sink& sink) : UnitBase<Sink>(sink), pg_(pg), hw_(hw), sm_(hw) {
+        for (const Stream& s : pg.streams) priorities_ = priorities_ || (hw.rules.priorities && s.priority != pg.streams[0].priority);
+    }
     // Kernel `op`, ready since `ready`, asks for the SMs now; its first blocks stall `faults`
     // on managed-memory faults.
     void submit(uint32_t op, Time ready, Time faults);
@@ -88,6 +90,9 @@ private:
     Time occ_last_;
     double occupancy_ps_ = 0;
     std::vector<uint64_t> waves_;  // per site: its kernels' waves (0: not computed yet)
+    // Stream priorities order the waiting kernels (rules.priorities) and not all streams have the
+    // same: otherwise every kernel takes priority 0, which orders them alike, without the look-up.
+    bool priorities_ = false;
 };
 
 // ------------------------------------------------------------ implementation
@@ -108,7 +113,7 @@ template <class Sink>
     uint64_t& w = waves_[op.site];
     if (w == 0) w = waves(hw_, site.shape);
     Kernel k{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(w)), faults, BlockNeed::of(site.shape),
-             cost.memory_bound && hw_.hbm_sharing, false, hw_.rules.priorities ? pg_.streams[op.stream].priority : 0, order_++,
+             cost.memory_bound && hw_.hbm_sharing, false, priorities_ ? pg_.streams[op.stream].priority : 0, order_++,
              ready};
     uint32_t slot;
     if (!free_kernels_.empty()) {
