@@ -112,18 +112,17 @@ template <class Sink>
     if (waves_.size() <= op.site) waves_.resize(pg_.sites.size(), 0);
     uint64_t& w = waves_[op.site];
     if (w == 0) w = waves(hw_, site.shape);
-    Kernel k{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(w)), faults, BlockNeed::of(site.shape),
-             cost.memory_bound && hw_.hbm_sharing, false, priorities_ ? pg_.streams[op.stream].priority : 0, order_++,
-             ready};
     uint32_t slot;
     if (!free_kernels_.empty()) {
         slot = free_kernels_.back();
         free_kernels_.pop_back();
-        kernels_[slot] = k;
     } else {
         slot = static_cast<uint32_t>(kernels_.size());
-        kernels_.push_back(k);
+        kernels_.emplace_back();
     }
+    kernels_[slot] = Kernel{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(w)), faults, BlockNeed::of(site.shape),
+                            cost.memory_bound && hw_.hbm_sharing, false, priorities_ ? pg_.streams[op.stream].priority : 0, order_++,
+                            ready};
     if (waiting_.empty()) {
         // The only kernel waiting: fill()'s first round for it, without going into the list
         // unless blocks are left (then it is in the list, as fill() would leave it).
