@@ -722,7 +722,7 @@ private:
         };
         if (a.graph_node != b.graph_node) return Time{};
         const Time wait = a.graph_node ? hw_.graph_cross_engine_wait : hw_.cross_engine_wait;
-        return (a.kind == OpKind::Kernel && engine_copy(b)) || (engine_copy(a) && b.kind == OpKind::Kernel) ? wait : Time{};
+        return (a.kind == OpKind::Kernel && engine_copy(b)) || (b.kind == OpKind::Kernel && engine_copy(a)) ? wait : Time{};
     }
 
     // When GPU op i may start, as its dependencies have said so far: kept in its record's
