@@ -89,6 +89,7 @@ private:
     bool mem_dirty_ = false;
     Time occ_last_;
     double occupancy_ps_ = 0;
+    const double total_threads_ = static_cast<double>(static_cast<int64_t>(sm_.total_threads()));
     std::vector<uint64_t> waves_;  // per site: its kernels' waves (0: not computed yet)
     // Stream priorities order the waiting kernels (rules.priorities) and not all streams have the
     // same: otherwise every kernel takes priority 0, which orders them alike, without the look-up.
@@ -289,8 +290,10 @@ void SmScheduler<Sink>::rescale_memory_bound() {
 template <class Sink>
 void SmScheduler<Sink>::account_occupancy() {
     const Time now = now_;
-    occupancy_ps_ += static_cast<double>((now - occ_last_).ps()) * static_cast<double>(sm_.used_threads()) /
-                     static_cast<double>(sm_.total_threads());
+    // The thread counts are far below 2^63: converted as signed numbers, the same doubles
+    // without the unsigned conversion's test of the top bit.
+    occupancy_ps_ += static_cast<double>((now - occ_last_).ps()) * static_cast<double>(static_cast<int64_t>(sm_.used_threads())) /
+                     total_threads_;
     occ_last_ = now;
 }
 
