@@ -21,7 +21,9 @@ class SmScheduler : UnitBase<Sink> {
     using UnitBase<Sink>::sink_, UnitBase<Sink>::now_, UnitBase<Sink>::rec_;
 
 public:
-    SmScheduler(const Program& pg, const HwProfile& hw, Sink& sink) : UnitBase<Sink>(sink), pg_(pg), hw_(hw), sm_(hw) {}
+    SmScheduler(const Program& pg, const HwProfile& hw, Sink& sink) : UnitBase<Sink>(sink), pg_(pg), hw_(hw), sm_(hw) {
+        for (const Stream& s : pg.streams) priorities_ = priorities_ || (hw.rules.priorities && s.priority != pg.streams[0].priority);
+    }
     // Kernel `op`, ready since `ready`, asks for the SMs now; its first blocks stall `faults`
     // on managed-memory faults.
     void submit(uint32_t op, Time ready, Time faults);
@@ -87,7 +89,11 @@ private:
     bool mem_dirty_ = false;
     Time occ_last_;
     double occupancy_ps_ = 0;
+    const double total_threads_ = static_cast<double>(static_cast<int64_t>(sm_.total_threads()));
     std::vector<uint64_t> waves_;  // per site: its kernels' waves (0: not computed yet)
+    // Stream priorities order the waiting kernels (rules.priorities) and not all streams have the
+    // same: otherwise every kernel takes priority 0, which orders them alike, without the look-up.
+    bool priorities_ = false;
 };
 
 // ------------------------------------------------------------ implementation
@@ -107,18 +113,17 @@ template <class Sink>
     if (waves_.size() <= op.site) waves_.resize(pg_.sites.size(), 0);
     uint64_t& w = waves_[op.site];
     if (w == 0) w = waves(hw_, site.shape);
-    Kernel k{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(w)), faults, BlockNeed::of(site.shape),
-             cost.memory_bound && hw_.hbm_sharing, false, hw_.rules.priorities ? pg_.streams[op.stream].priority : 0, order_++,
-             ready};
     uint32_t slot;
     if (!free_kernels_.empty()) {
         slot = free_kernels_.back();
         free_kernels_.pop_back();
-        kernels_[slot] = k;
     } else {
         slot = static_cast<uint32_t>(kernels_.size());
-        kernels_.push_back(k);
+        kernels_.emplace_back();
     }
+    kernels_[slot] = Kernel{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(w)), faults, BlockNeed::of(site.shape),
+                            cost.memory_bound && hw_.hbm_sharing, false, priorities_ ? pg_.streams[op.stream].priority : 0, order_++,
+                            ready};
     if (waiting_.empty()) {
         // The only kernel waiting: fill()'s first round for it, without going into the list
         // unless blocks are left (then it is in the list, as fill() would leave it).
@@ -285,8 +290,10 @@ void SmScheduler<Sink>::rescale_memory_bound() {
 template <class Sink>
 void SmScheduler<Sink>::account_occupancy() {
     const Time now = now_;
-    occupancy_ps_ += static_cast<double>((now - occ_last_).ps()) * static_cast<double>(sm_.used_threads()) /
-                     static_cast<double>(sm_.total_threads());
+    // The thread counts are far below 2^63: converted as signed numbers, the same doubles
+    // without the unsigned conversion's test of the top bit.
+    occupancy_ps_ += static_cast<double>((now - occ_last_).ps()) * static_cast<double>(static_cast<int64_t>(sm_.used_threads())) /
+                     total_threads_;
     occ_last_ = now;
 }
 

@@ -4,7 +4,9 @@ namespace hetsim {
 
 HardwareQueues::HardwareQueues(const Program& pg, const HwProfile& hw) {
     const uint32_t n = pg.max_connections && hw.hw_queues ? pg.max_connections : static_cast<uint32_t>(hw.hw_queues);
-    if (!n) return;
+    // Streams that each have a queue of their own (no more streams besides the legacy one than
+    // queues) never wait behind another stream's op: no queue is kept, as with none.
+    if (!n || pg.streams.size() - 1 <= n) return;
     queues_.resize(n + 1);
     enabled_ = true;
     // Stream s > 0 shares queue (s - 1) % n; the last one is the legacy default stream's own.

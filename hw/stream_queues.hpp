@@ -49,28 +49,32 @@ private:
 
 class LaunchQueues {
 public:
-    LaunchQueues(const Program& pg, const HwProfile& hw) : depth_(hw.launch_queue_depth), ops_(pg.streams.size()), waiters_(pg.streams.size()) {}
+    LaunchQueues(const Program& pg, const HwProfile& hw) : depth_(hw.launch_queue_depth), lanes_(pg.streams.size()) {}
     bool enabled() const { return depth_ != 0; }
-    bool full(int32_t s) const { return depth_ && ops_[s].size() >= depth_; }
-    uint32_t oldest(int32_t s) const { return ops_[s].front(); }
+    bool full(int32_t s) const { return depth_ && lanes_[s].ops.size() >= depth_; }
+    uint32_t oldest(int32_t s) const { return lanes_[s].ops.front(); }
     // Host thread `t` waits for an entry of stream s.
-    void wait(int32_t s, uint32_t t) { waiters_[s].push_back(t); }
-    void push(int32_t s, uint32_t op) { ops_[s].push_back(op); }
+    void wait(int32_t s, uint32_t t) { lanes_[s].waiters.push_back(t); }
+    void push(int32_t s, uint32_t op) { lanes_[s].ops.push_back(op); }
     // Op i of stream s is taken by the GPU: if it held the oldest entry, the entry frees and the
     // threads waiting for one are handed to `wake`.
     template <class F>
     void take(int32_t s, uint32_t i, F&& wake) {
-        if (ops_[s].empty() || ops_[s].front() != i) return;
-        ops_[s].pop_front();
-        if (waiters_[s].empty()) return;
-        for (uint32_t t : waiters_[s]) wake(t);
-        waiters_[s].clear();
+        Lane& l = lanes_[s];
+        if (l.ops.empty() || l.ops.front() != i) return;
+        l.ops.pop_front();
+        if (l.waiters.empty()) return;
+        for (uint32_t t : l.waiters) wake(t);
+        l.waiters.clear();
     }
 
 private:
+    struct Lane {                       // one stream's
+        Fifo<uint32_t> ops;             // issued ops the GPU has not taken
+        std::vector<uint32_t> waiters;  // threads blocked on a full queue
+    };
     uint64_t depth_;
-    std::vector<Fifo<uint32_t>> ops_;        // per stream: issued ops the GPU has not taken
-    std::vector<std::vector<uint32_t>> waiters_;   // per stream: threads blocked on a full queue
+    std::vector<Lane> lanes_;  // per stream
 };
 
 }  // namespace hetsim

@@ -22,9 +22,10 @@ namespace hetsim {
 class Binder {
 public:
     Binder(const Program& pg, bool legacy_sync)
-        : pg_(pg), legacy_sync_(legacy_sync), stream_last_(pg.streams.size(), -1), stream_more_(pg.streams.size()),
+        : pg_(pg), stream_last_(pg.streams.size(), -1), stream_more_(pg.streams.size()),
           event_last_(pg.events.size(), -1), launch_(pg.threads.size(), -1), exec_last_(pg.execs.size(), -1),
-          sinks_(pg.graphs.size()) {
+          sinks_(pg.graphs.size()), legacy_tied_(pg.streams.size(), 0) {
+        for (size_t s = 0; s < pg.streams.size(); ++s) legacy_tied_[s] = legacy_sync && pg.streams[s].kind != StreamKind::NonBlocking;
         for (size_t g = 0; g < pg.graphs.size(); ++g) {
             const Graph& gr = pg.graphs[g];
             if (gr.chain()) continue;
@@ -40,11 +41,11 @@ public:
     // for an event wait: the event has no record yet). Then call issued(i).
     template <class Dep>
     void bind(uint32_t i, Dep&& dep) const {
-        const Op& op = pg_.ops[i];
+        const Op& op = ops_[i];
         const int32_t s = op.stream;
         if (op.graph_node) {
             const uint32_t launch = static_cast<uint32_t>(launch_[op.thread]);
-            const Graph& g = pg_.graphs[pg_.ops[launch].graph];
+            const Graph& g = pg_.graphs[ops_[launch].graph];
             if (!g.chain()) {
                 const uint32_t k = i - launch - 1;
                 const uint32_t first = g.after_index[k], last = g.after_index[k + 1];
@@ -59,7 +60,7 @@ public:
         // as across streams), not by the gap between two nodes.
         const bool special = is_special(op.kind);
         tail(s, special && relaunch_in_stream(op) ? CauseKind::GraphExec : CauseKind::StreamOrder, dep);
-        if (legacy_sync_) {
+        if (legacy_tied_[s]) {
             const StreamKind sk = pg_.streams[s].kind;
             if (sk == StreamKind::Legacy) {
                 for (size_t b = 1; b < pg_.streams.size(); ++b)
@@ -71,7 +72,7 @@ public:
         if (!special) return;
         if (op.kind == OpKind::StreamWaitEvent) dep(event_last_[op.event], CauseKind::Event);
         if (op.kind == OpKind::GraphLaunch && exec_last_[op.exec] >= 0 &&
-            pg_.ops[static_cast<uint32_t>(exec_last_[op.exec])].stream != s) {
+            ops_[static_cast<uint32_t>(exec_last_[op.exec])].stream != s) {
             // The previous launch's last nodes (ops after it, issued with it or soon after); in
             // the same stream, stream order holds the launch already.
             const uint32_t prev = static_cast<uint32_t>(exec_last_[op.exec]);
@@ -83,7 +84,7 @@ public:
         }
     }
     void issued(uint32_t i) {
-        const Op& op = pg_.ops[i];
+        const Op& op = ops_[i];
         const int32_t s = op.stream;
         if (is_special(op.kind)) {
             if (op.kind == OpKind::EventRecord) event_last_[op.event] = static_cast<int32_t>(i);
@@ -91,7 +92,7 @@ public:
         }
         if (op.graph_node) {
             const uint32_t launch = static_cast<uint32_t>(launch_[op.thread]);
-            const uint32_t g = static_cast<uint32_t>(pg_.ops[launch].graph);
+            const uint32_t g = static_cast<uint32_t>(ops_[launch].graph);
             if (!pg_.graphs[g].chain()) {
                 if (i - launch != pg_.graphs[g].nodes.size()) return;  // not the last node yet
                 const std::vector<uint32_t>& sinks = sinks_[g];
@@ -133,7 +134,7 @@ private:
     bool relaunch_in_stream(const Op& op) const {
         if (op.kind != OpKind::GraphLaunch || exec_last_[op.exec] < 0) return false;
         const int32_t prev = exec_last_[op.exec], last = stream_last_[op.stream];
-        return pg_.ops[static_cast<uint32_t>(prev)].stream == op.stream && last > prev &&
+        return ops_[static_cast<uint32_t>(prev)].stream == op.stream && last > prev &&
                last <= prev + static_cast<int32_t>(pg_.graphs[op.graph].nodes.size());
     }
     template <class Dep>
@@ -144,7 +145,7 @@ private:
     }
 
     const Program& pg_;
-    const bool legacy_sync_;
+    const Op* const ops_ = pg_.ops.data();  // fixed while the Binder lives
     std::vector<int32_t> stream_last_;                // per stream: its last op (-1: none)
     std::vector<std::vector<int32_t>> stream_more_;   // per stream: the rest of its tail (a graph's other ends)
     std::vector<int32_t> event_last_;
@@ -152,6 +153,10 @@ private:
     std::vector<int32_t> exec_last_;                  // per executable graph: its last launch
     std::vector<std::vector<uint32_t>> sinks_;        // per DAG graph: the nodes no node waits for
     bool dags_ = false;                               // some graph is a DAG (not a chain): stream_more_ may fill
+    // Per stream: the legacy default stream's implicit synchronisation binds it (legacy_sync,
+    // and the stream is the legacy one or a blocking one), so that an op on a non-blocking
+    // stream skips the test of its stream's kind.
+    std::vector<uint8_t> legacy_tied_;
 };
 
 }  // namespace hetsim

@@ -586,7 +586,7 @@ private:
         }
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
-        if (!Program::has_gpu_phase(ops_[i].kind) && succ_[i] != -1) q_.push(end, prio(kHostDone), kHostDone, i);
+        if (succ_[i] != -1 && !Program::has_gpu_phase(ops_[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
         push_step(t, end);
     }
 
@@ -729,7 +729,7 @@ private:
         };
         if (a.graph_node != b.graph_node) return Time{};
         const Time wait = a.graph_node ? hw_.graph_cross_engine_wait : hw_.cross_engine_wait;
-        return (a.kind == OpKind::Kernel && engine_copy(b)) || (engine_copy(a) && b.kind == OpKind::Kernel) ? wait : Time{};
+        return (a.kind == OpKind::Kernel && engine_copy(b)) || (b.kind == OpKind::Kernel && engine_copy(a)) ? wait : Time{};
     }
 
     // When GPU op i may start, as its dependencies have said so far: kept in its record's
@@ -809,8 +809,10 @@ private:
         if (task) add_task_deps(i, false);
         // Copies on the H2D/D2H engines (and prefetches) do not wait in the stream's hardware
         // queue behind other streams' kernels (docs/model.md Rule 5; validation 67).
-        const bool engine_copy = (op.kind == OpKind::Memcpy && op.dir != CopyDir::D2D) || op.kind == OpKind::Prefetch;
-        if (!task && !engine_copy && hw_queues_.enabled() && hw_queues_.join(i, op.stream)) ++pending_[i];
+        if (hw_queues_.enabled() && !task) {
+            const bool engine_copy = (op.kind == OpKind::Memcpy && op.dir != CopyDir::D2D) || op.kind == OpKind::Prefetch;
+            if (!engine_copy && hw_queues_.join(i, op.stream)) ++pending_[i];
+        }
         if (!task && !op.graph_node && launch_queues_.enabled()) launch_queues_.push(op.stream, i);
         binder_.issued(i);
         if (pending_[i] == 0) q_.push(ready(i), prio(kGpuReady), kGpuReady, i);
