@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -1999,6 +2000,11 @@ void fit_host_func_wait(const Pool& pool, Builder& b) {
         for (size_t k = lo; k < hi; ++k) v.push_back(s[k].second);
         return fit::median(v);
     };
+    // The medians of every prefix and suffix the grid asks for, each computed once (the grid has
+    // 10^4 points; a pooled fit a few thousand samples).
+    std::vector<std::optional<double>> head(s.size() + 1), tail(s.size() + 1);
+    auto head_median = [&](size_t below) { return head[below] ? *head[below] : *(head[below] = median_of(0, below)); };
+    auto tail_median = [&](size_t above) { return tail[above] ? *tail[above] : *(tail[above] = median_of(above, s.size())); };
     struct Best {
         double cost = 0, from = 0, ramp = 0, busy = 0, idle = 0;
         bool set = false;
@@ -2009,7 +2015,7 @@ void fit_host_func_wait(const Pool& pool, Builder& b) {
             const size_t below = static_cast<size_t>(std::upper_bound(s.begin(), s.end(), std::make_pair(f, 1e300)) - s.begin());
             const size_t above = static_cast<size_t>(std::lower_bound(s.begin(), s.end(), std::make_pair(f + r, -1e300)) - s.begin());
             if (below < kMinSide || s.size() - above < kMinSide) continue;
-            const double busy = median_of(0, below), idle = median_of(above, s.size());
+            const double busy = head_median(below), idle = tail_median(above);
             double cost = 0;
             for (const auto& [x, y] : s) {
                 const double m = x <= f ? busy : x >= f + r ? idle : busy + (idle - busy) * (x - f) / r;
