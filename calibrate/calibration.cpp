@@ -2008,6 +2008,8 @@ void fit_host_func_wait(const Pool& pool, Builder& b) {
     struct Best {
         double cost = 0, from = 0, ramp = 0, busy = 0, idle = 0;
         bool set = false;
+        // The model's latency after `x` us idle (models/host_model.cpp, host_func_latency).
+        double at(double x) const { return x <= from ? busy : x >= from + ramp ? idle : busy + (idle - busy) * (x - from) / ramp; }
     } best;
     for (int from = 0; from <= 1000; from += 10)
         for (int ramp = 0; ramp <= 1000; ramp += 10) {
@@ -2015,13 +2017,9 @@ void fit_host_func_wait(const Pool& pool, Builder& b) {
             const size_t below = static_cast<size_t>(std::upper_bound(s.begin(), s.end(), std::make_pair(f, 1e300)) - s.begin());
             const size_t above = static_cast<size_t>(std::lower_bound(s.begin(), s.end(), std::make_pair(f + r, -1e300)) - s.begin());
             if (below < kMinSide || s.size() - above < kMinSide) continue;
-            const double busy = head_median(below), idle = tail_median(above);
-            double cost = 0;
-            for (const auto& [x, y] : s) {
-                const double m = x <= f ? busy : x >= f + r ? idle : busy + (idle - busy) * (x - f) / r;
-                cost += std::fabs(y - m);
-            }
-            if (!best.set || cost < best.cost - 1e-9) best = Best{cost, f, r, busy, idle, true};
+            Best cand{0, f, r, head_median(below), tail_median(above), true};
+            for (const auto& [x, y] : s) cand.cost += std::fabs(y - cand.at(x));
+            if (!best.set || cand.cost < best.cost - 1e-9) best = cand;
         }
     if (!best.set) {
         b.cal.checks.push_back("host_func_wait: no split leaves " + std::to_string(kMinSide) +
@@ -2029,9 +2027,7 @@ void fit_host_func_wait(const Pool& pool, Builder& b) {
         return;
     }
     std::vector<double> res;
-    for (const auto& [x, y] : s)
-        res.push_back(y - (x <= best.from ? best.busy : x >= best.from + best.ramp ? best.idle
-                                                                                    : best.busy + (best.idle - best.busy) * (x - best.from) / best.ramp));
+    for (const auto& [x, y] : s) res.push_back(y - best.at(x));
     const std::string recipe =
         "host_func_wait: callback start - its spin kernel's end stamp (10 us .. 1 ms kernels, one stream, chained and one at "
         "a time), against the callback thread's idle time before it (that end - the previous callback's return), clocks "

@@ -715,7 +715,7 @@ private:
     // `signalled` starts this much later; the longer the driver's callback thread had been idle
     // since its last callback returned, the later.
     Time callback_latency(Time signalled) const {
-        return host_func_latency(hw_, callback_ran_ ? signalled - callback_free_ : Time::max());
+        return host_func_latency(hw_, callback_op_ >= 0 ? signalled - callback_free_ : Time::max());
     }
 
     // The extra hand-over between a kernel and a pinned H2D/D2H copy, in either order:
@@ -913,7 +913,6 @@ private:
                 return finished(i);
             case GpuWork::Callback:  // runs on a driver thread; the stream waits for it
                 r.gpu_start = now_;
-                callback_ran_ = true;
                 callback_free_ = now_ + op.duration;
                 callback_op_ = static_cast<int32_t>(i);
                 return finish_at(i, now_ + op.duration);
@@ -1090,8 +1089,7 @@ private:
     int64_t gpu_open_ = 0;  // GPU phases submitted and not finished
     Time latest_end_;       // the latest end of any phase so far: the run's end-to-end time
     Time callback_free_;    // when the driver's callback thread returns from the last callback started
-    int32_t callback_op_ = -1;  // ... that callback
-    bool callback_ran_ = false;
+    int32_t callback_op_ = -1;  // ... that callback (-1: none has run)
     int32_t free_edge_ = -1;
     // The latest time at which an event that does nothing stops nothing either: below the time
     // limit and the end of the range (wake()).
