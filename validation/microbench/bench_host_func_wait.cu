@@ -10,22 +10,8 @@
 // spin after each), as the host_func section does at 100 us. Clocks aligned by ping-pong.
 #include "common.hpp"
 
-#include <atomic>
 #include <string>
 #include <vector>
-
-namespace {
-
-struct Stamp {
-    std::atomic<int64_t> start{0}, end{0};
-};
-void CUDART_CB stamp_slot_cb(void* p) {
-    auto* h = static_cast<Stamp*>(p);
-    h->start.store(now_ns());
-    h->end.store(now_ns());
-}
-
-}  // namespace
 
 void bench_host_func_wait(Ctx& c, json& out) {
     const bool q = c.opt.quick;
@@ -35,7 +21,7 @@ void bench_host_func_wait(Ctx& c, json& out) {
     unsigned long long* st = nullptr;
     CK(cudaMalloc(&st, size_t(n) * 2 * sizeof(unsigned long long)));
     std::vector<unsigned long long> hs(size_t(n) * 2);
-    std::vector<Stamp> cb(static_cast<size_t>(n));
+    std::vector<HostStamp> cb(static_cast<size_t>(n));
     json pts = json::array();
     std::vector<double> short_lat, long_lat;
     for (int chained : {1, 0})
@@ -46,13 +32,13 @@ void bench_host_func_wait(Ctx& c, json& out) {
             if (chained) {
                 for (int i = 0; i < n; ++i) {
                     CK(k_spin_stamp(s, 1, 32, uint64_t(L) * 1000, 0, st + size_t(i) * 2, nullptr));
-                    CK(cudaLaunchHostFunc(s, stamp_slot_cb, &cb[size_t(i)]));
+                    CK(cudaLaunchHostFunc(s, stamp_cb, &cb[size_t(i)]));
                 }
                 CK(cudaStreamSynchronize(s));
             } else {
                 for (int i = 0; i < n; ++i) {
                     CK(k_spin_stamp(s, 1, 32, uint64_t(L) * 1000, 0, st + size_t(i) * 2, nullptr));
-                    CK(cudaLaunchHostFunc(s, stamp_slot_cb, &cb[size_t(i)]));
+                    CK(cudaLaunchHostFunc(s, stamp_cb, &cb[size_t(i)]));
                     CK(cudaStreamSynchronize(s));
                     spin_host_us(30);
                 }
@@ -68,8 +54,8 @@ void bench_host_func_wait(Ctx& c, json& out) {
                 if (chained && i + 1 < n)
                     gap.push_back((gpu_to_host_ns(syncs, double(hs[size_t(i + 1) * 2])) - double(cb[size_t(i)].end.load())) * 1e-3);
             }
-            std::vector<double> after_first(lat.begin() + 1, lat.end());
-            (L <= 150 ? short_lat : long_lat).insert((L <= 150 ? short_lat : long_lat).end(), after_first.begin(), after_first.end());
+            std::vector<double>& pooled = L <= 150 ? short_lat : long_lat;
+            pooled.insert(pooled.end(), lat.begin() + 1, lat.end());  // the first callback of a series has no idle time
             json p = {{"kernel_us", L}, {"chained", bool(chained)}, {"latency_us", r3v(lat)}, {"idle_us", r3v(idle)}};
             if (chained) p["gap_after_us"] = r3v(gap);
             pts.push_back(p);

@@ -87,16 +87,6 @@ json spawn_child(Ctx& c, const std::string& name, const std::string& arg) {
 
 namespace {
 
-struct HostStamp {
-    std::atomic<int64_t> start{0}, end{0};
-    int64_t spin_ns = 0;
-};
-void CUDART_CB stamp_cb(void* p) {
-    auto* h = static_cast<HostStamp*>(p);
-    h->start.store(now_ns());
-    if (h->spin_ns) spin_host_us(double(h->spin_ns) * 1e-3);
-    h->end.store(now_ns());
-}
 void CUDART_CB noop_cb(void*) {}
 
 // ---- children ---------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -263,6 +264,13 @@ double touch_host(char* p, size_t bytes, bool write, unsigned char v);
 double ktime(cudaStream_t s, const EventPool& ev, const std::function<void()>& f);
 // The graph stream capture of whatever issue() issues into cap (thread-local capture mode).
 cudaGraph_t capture_graph(cudaStream_t cap, const std::function<void(cudaStream_t)>& issue);
+// A host callback's start and end on steady_clock (stamp_cb, with cudaLaunchHostFunc(s, stamp_cb,
+// &stamp)); it spins spin_ns between them.
+struct HostStamp {
+    std::atomic<int64_t> start{0}, end{0};
+    int64_t spin_ns = 0;
+};
+void CUDART_CB stamp_cb(void* p);
 void prefetch_sync(void* p, size_t bytes, cudaMemLocation l, cudaStream_t s);
 // A managed buffer of `bytes` (cudaMallocManaged, attached globally) first written by the host
 // (touch_host), or nullptr when it and 1 GiB more would pass usable_device_bytes(): then `pts`

@@ -288,6 +288,13 @@ char* host_written_managed(size_t bytes, json& pts, const char* why) {
     return m;
 }
 
+void CUDART_CB stamp_cb(void* p) {
+    auto* h = static_cast<HostStamp*>(p);
+    h->start.store(now_ns());
+    if (h->spin_ns) spin_host_us(double(h->spin_ns) * 1e-3);
+    h->end.store(now_ns());
+}
+
 cudaGraph_t capture_graph(cudaStream_t cap, const std::function<void(cudaStream_t)>& issue) {
     cudaGraph_t g = nullptr;
     CK(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal));
