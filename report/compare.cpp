@@ -89,8 +89,7 @@ Engine infer_engine(const Op& op) {
 bool blocking(const Op& op) {
     switch (op.kind) {
         case OpKind::EventSync: case OpKind::StreamSync: case OpKind::DeviceSync: return true;
-        case OpKind::Memcpy: return op.sync && op.host_mem != MemKind::Pageable;
-        case OpKind::Memset: return op.sync;
+        case OpKind::Memcpy: return sync_call_waits(op) && op.host_mem != MemKind::Pageable;
         default: return false;
     }
 }

@@ -41,7 +41,7 @@ Cat host_cat(const Op& op) {
     switch (op.kind) {
         case OpKind::HostWork: return kHostWork;
         case OpKind::EventSync: case OpKind::StreamSync: case OpKind::DeviceSync: return kSync;
-        case OpKind::Memcpy: case OpKind::Memset: return op.sync ? kSync : kCall;
+        case OpKind::Memcpy: case OpKind::Memset: return sync_call_waits(op) ? kSync : kCall;
         default: return kCall;
     }
 }

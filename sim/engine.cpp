@@ -316,13 +316,7 @@ private:
                 submit(i, called, false);
                 return finish_host(t, i, called + hold);
             }
-            case OpKind::Memset: {
-                if (!op.sync) return async_call(t, i, hw_.memset_call_cost);
-                const Time called = call + host_.call(t, hw_.memset_call_cost, now_);
-                submit(i, called, false);
-                const int32_t self = static_cast<int32_t>(i);
-                return block_on(t, i, &self, &self + 1, called, host_.sync_wakeup());
-            }
+            case OpKind::Memset: return async_call(t, i, hw_.memset_call_cost);  // cudaMemset too (sync_call_waits)
             case OpKind::Memcpy: return memcpy_call(t, i);
             case OpKind::StreamSync: {
                 targets_.clear();
@@ -532,7 +526,7 @@ private:
             const Time unstage = pageable_unstage_time(hw_, op, dma_rows(pg_.site(op), op.bytes), host_pitch(pg_.site(op), op.dir));
             return block_on(t, i, &self, &self + 1, start, unstage + (behind ? hw_.pageable_d2h_wakeup : host_.sync_wakeup()));
         }
-        if (op.sync) return block_on(t, i, &self, &self + 1, start, host_.sync_wakeup());
+        if (sync_call_waits(op)) return block_on(t, i, &self, &self + 1, start, host_.sync_wakeup());
         finish_host(t, i, start);
     }
 

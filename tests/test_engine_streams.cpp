@@ -174,20 +174,21 @@ threads:
     // k: call 0-1, GPU 3-103.
     check_gpu(s, "k", us(3), us(103));
     // memset (legacy stream): call 1-2; ready 4; waits for s1's k: 103 + event_gap 1 = 104;
-    // 1e6 / 1e10 = 100 us -> 204; the host returns at 204 + wakeup 3 = 207, waited 207 - 2.
+    // 1e6 / 1e10 = 100 us -> 204. cudaMemset of device memory does not wait for its GPU work
+    // (sync_call_waits): the host returns at 2, having waited nothing.
     check_gpu(s, "ms", us(104), us(204));
-    check_host(s, "ms", us(1), us(207));
-    check_wait(s, "ms", us(205));
-    // prefetch to the host on the D2H engine: call 207-208; ready 210 (s1 waits for the
-    // legacy stream's memset: 204 + 1 earlier). Host work h (from 208) touches the buffer
-    // first and faults it back to the host, so at 210 the prefetch finds nothing to move.
-    check_host(s, "prefetch:um", us(207), us(208));
-    check_gpu(s, "prefetch:um", us(210), us(210));
+    check_host(s, "ms", us(1), us(2));
+    check_wait(s, "ms", us(0));
+    // prefetch to the host on the D2H engine: call 2-3; ready 5, but s1 waits for the legacy
+    // stream's memset: 204 + event_gap 1 = 205. Host work h (from 3) touches the buffer first
+    // and faults it back to the host, so at 205 the prefetch finds nothing to move.
+    check_host(s, "prefetch:um", us(2), us(3));
+    check_gpu(s, "prefetch:um", us(205), us(205));
     CHECK(s.op("prefetch:um").engine == Engine::D2H);
-    // h at 208 does not wait for the prefetch (no sync), and um is still on the device:
-    // it migrates it back by CPU faults, 1e6 / 1e9 = 1000 us more: 208-1218.
-    check_host(s, "h", us(208), us(1218));
-    check_end(s, us(1218));
+    // h at 3 does not wait for the prefetch (no sync), and um is still on the device: it
+    // migrates it back by CPU faults, 1e6 / 1e9 = 1000 us more than its 10 us: 3-1013.
+    check_host(s, "h", us(3), us(1013));
+    check_end(s, us(1013));
 }
 
 TEST_CASE("engine: tasks form after-lists across host work, a copy and kernels", "[engine]") {

@@ -1479,7 +1479,7 @@ void Executor::collect(RunResult& r, int64_t cupti_offset) {
             }
             // A blocking call returns only after its GPU work: the end event, recorded after the
             // return, is late by the wake-up; the return bounds the end.
-            bool blocking = o.sync || (o.kind == OpKind::Memcpy && o.host_mem == MemKind::Pageable && o.dir == CopyDir::D2H);
+            bool blocking = sync_call_waits(o) || (o.kind == OpKind::Memcpy && o.host_mem == MemKind::Pageable && o.dir == CopyDir::D2H);
             if (blocking && !std::isnan(call_end)) {
                 T.gpu_end = std::min(T.gpu_end, call_end);
                 T.gpu_start = std::min(T.gpu_start, T.gpu_end);
