@@ -1,7 +1,8 @@
 // The copy engines: one per direction (H2D, D2H), each running one copy at a time, the others
 // waiting in FIFO order of readiness whatever their stream (hardware-notes #4); a copy runs
 // slower while the opposite direction's engine is busy (duplex, and a pinned H2D beside a
-// pageable D2H). Device-to-device copies and memsets take the device-copy path, which has no
+// pageable D2H). Device-to-device copies and memsets are kernels on the SMs (SmScheduler,
+// rules.device_copy_sms); with that rule off they take the device-copy path here, which has no
 // queue. Each duration comes from models/copy_model.
 #pragma once
 #include <cmath>
@@ -78,8 +79,10 @@ class DeviceCopies : UnitBase<Sink> {
 
 public:
     DeviceCopies(const Program& pg, const HwProfile& hw, Sink& sink) : UnitBase<Sink>(sink), pg_(pg), hw_(hw) {}
-    // A D2D copy or memset: it starts now.
+    // A D2D copy or memset: it starts now (rules.device_copy_sms off).
     void submit(uint32_t op);
+    // Its GPU time on an otherwise idle device.
+    Time duration(uint32_t op) const;
 
 private:
     const Program& pg_;
@@ -208,9 +211,14 @@ void DeviceCopies<Sink>::submit(uint32_t i) {
     OpRecord& r = rec_[i];
     r.engine = Engine::DeviceCopy;
     r.gpu_start = now_;
-    const Time extra = pg_.ops[i].graph_node ? hw_.graph_copy_node_extra : Time{};
+    sink_.finish_at(i, now_ + duration(i));
+}
+
+template <class Sink>
+Time DeviceCopies<Sink>::duration(uint32_t i) const {
     const Op& op = pg_.ops[i];
-    sink_.finish_at(i, now_ + copy_duration(hw_, op, op.kind == OpKind::Memcpy ? dma_rows(pg_.site(op), op.bytes) : 1) + extra);
+    const Time extra = op.graph_node ? hw_.graph_copy_node_extra : Time{};
+    return copy_duration(hw_, op, op.kind == OpKind::Memcpy ? dma_rows(pg_.site(op), op.bytes) : 1) + extra;
 }
 
 }  // namespace hetsim

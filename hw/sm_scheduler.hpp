@@ -2,9 +2,12 @@
 // blocks as fit), highest stream priority first, then in the order they became ready; at most
 // gpu.max_kernels run at once; a kernel from another stream starts only once room frees up
 // (hardware-notes #14, #16). Memory-bound kernels share HBM equally. Durations (the kernel's
-// cost, split into waves) come from models/kernel_model.
+// cost, split into waves) come from models/kernel_model. Device-to-device copies and memsets are
+// kernels too (rules.device_copy_sms): one starts when the SMs have any room, takes all of it,
+// and no other kernel starts until it ends (validation/measurements/h200/2026-12-02o/x).
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +30,9 @@ public:
     // Kernel `op`, ready since `ready`, asks for the SMs now; its first blocks stall `faults`
     // on managed-memory faults.
     void submit(uint32_t op, Time ready, Time faults);
+    // D2D copy or memset `op`, ready since `ready`, taking `duration` on an otherwise idle device,
+    // asks for the SMs now.
+    void submit_device_copy(uint32_t op, Time ready, Time duration);
     // A completion event this unit asked for.
     void on_event(uint32_t batch, uint32_t version);
     // After an event that changed the memory-bound kernels (the unit asks for it through its
@@ -50,6 +56,7 @@ private:
         int priority;
         uint64_t order;
         Time ready;
+        bool device_copy = false;  // a D2D copy or memset: block_time is its time on an idle device
     };
     struct Batch {
         uint32_t kernel;  // index into kernels_
@@ -62,10 +69,13 @@ private:
         std::vector<SmRun> runs;
     };
     void fill();
+    void enqueue(uint32_t slot);
+    uint32_t new_kernel();
     // One round of placing kernel `slot` as many blocks as fit: kStop when none can start now
     // (fill() stops there), else whether all its blocks are placed.
     enum class Round { kStop, kPlaced, kPartial };
     Round place_round(uint32_t slot);
+    Round place_device_copy(uint32_t slot);
     uint32_t new_batch(uint32_t kernel);
     void schedule(uint32_t batch, Time end);
     void retire(uint32_t batch, bool last);
@@ -84,6 +94,7 @@ private:
     uint32_t running_ = 0;
     uint64_t order_ = 0;
     int32_t last_release_op_ = -1;
+    bool copy_holds_ = false;  // a D2D copy or memset runs: no kernel starts
     Time fault_until_;  // when the managed-memory faults of the kernels placed so far are served (rule fault_hold)
     int64_t mem_active_ = 0;
     bool mem_dirty_ = false;
@@ -113,17 +124,35 @@ template <class Sink>
     if (waves_.size() <= op.site) waves_.resize(pg_.sites.size(), 0);
     uint64_t& w = waves_[op.site];
     if (w == 0) w = waves(hw_, site.shape);
-    uint32_t slot;
-    if (!free_kernels_.empty()) {
-        slot = free_kernels_.back();
-        free_kernels_.pop_back();
-    } else {
-        slot = static_cast<uint32_t>(kernels_.size());
-        kernels_.emplace_back();
-    }
+    const uint32_t slot = new_kernel();
     kernels_[slot] = Kernel{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(w)), faults, BlockNeed::of(site.shape),
                             cost.memory_bound && hw_.hbm_sharing, false, priorities_ ? pg_.streams[op.stream].priority : 0, order_++,
                             ready};
+    enqueue(slot);
+}
+
+template <class Sink>
+void SmScheduler<Sink>::submit_device_copy(uint32_t i, Time ready, Time duration) {
+    const Op& op = pg_.ops[i];
+    const uint32_t slot = new_kernel();
+    kernels_[slot] = Kernel{i, 1, 0, duration, Time{}, BlockNeed{}, false, false, priorities_ ? pg_.streams[op.stream].priority : 0,
+                            order_++, ready, true};
+    enqueue(slot);
+}
+
+template <class Sink>
+uint32_t SmScheduler<Sink>::new_kernel() {
+    if (!free_kernels_.empty()) {
+        const uint32_t slot = free_kernels_.back();
+        free_kernels_.pop_back();
+        return slot;
+    }
+    kernels_.emplace_back();
+    return static_cast<uint32_t>(kernels_.size() - 1);
+}
+
+template <class Sink>
+void SmScheduler<Sink>::enqueue(uint32_t slot) {
     if (waiting_.empty()) {
         // The only kernel waiting: fill()'s first round for it, without going into the list
         // unless blocks are left (then it is in the list, as fill() would leave it).
@@ -155,7 +184,9 @@ void SmScheduler<Sink>::fill() {
 template <class Sink>
 typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) {
     Kernel& k = kernels_[slot];
-    if (!k.started && running_ >= hw_.max_kernels) return Round::kStop;
+    if (copy_holds_ || (!k.started && running_ >= hw_.max_kernels)) return Round::kStop;
+    if (k.device_copy) [[unlikely]]
+        return place_device_copy(slot);
     const uint32_t b = new_batch(slot);
     Batch& bt = batches_[b];
     const uint32_t placed = sm_.place(k.need, k.unplaced, bt.runs);
@@ -193,6 +224,31 @@ typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) 
     return k.unplaced == 0 ? Round::kPlaced : Round::kPartial;
 }
 
+// A D2D copy or memset starts when any thread slot is free and takes them all: the kernels
+// running go on, no other starts until it ends. It runs at min(1, free / copy.device_room) of
+// its speed, the free part of the device's threads when it starts.
+template <class Sink>
+typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_device_copy(uint32_t slot) {
+    Kernel& k = kernels_[slot];
+    const uint64_t used = sm_.used_threads(), total = sm_.total_threads();
+    if (used >= total) return Round::kStop;
+    const double free = static_cast<double>(total - used) / static_cast<double>(total);
+    const double speed = std::min(1.0, free / hw_.device_copy_room);
+    const uint32_t b = new_batch(slot);
+    k.started = true;
+    k.unplaced = 0;
+    ++k.running_batches;
+    ++running_;
+    copy_holds_ = true;
+    OpRecord& r = rec_[k.op];
+    r.gpu_start = now_;
+    r.engine = Engine::DeviceCopy;
+    if (now_ > k.ready && last_release_op_ >= 0) r.gpu_cause = Cause{last_release_op_, Phase::Gpu, CauseKind::Resource};
+    batches_[b].blocks = 0;
+    schedule(b, now_ + (speed < 1 ? Time::ps(static_cast<int64_t>(std::ceil(static_cast<double>(k.block_time.ps()) / speed))) : k.block_time));
+    return Round::kPlaced;
+}
+
 template <class Sink>
 uint32_t SmScheduler<Sink>::new_batch(uint32_t kernel) {
     uint32_t b;
@@ -219,6 +275,12 @@ template <class Sink>
     if (!bt.live || bt.version != version) return;  // superseded by a rescale
     Kernel& k = kernels_[bt.kernel];
     if (bt.held) return end_hold(b);
+    if (k.device_copy) [[unlikely]] {
+        copy_holds_ = false;
+        last_release_op_ = static_cast<int32_t>(k.op);
+        --k.running_batches;
+        return retire(b, true);
+    }
     account_occupancy();
     sm_.release(k.need, bt.runs);
     last_release_op_ = static_cast<int32_t>(k.op);

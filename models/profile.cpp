@@ -283,6 +283,10 @@ const std::vector<ParamDecl>& param_decls() {
         real("um.prefetch_host_block", &P::um_prefetch_host_block,
              "part (0..1) of its transfer a prefetch to the device holds the calling host thread", closed(0, 1),
              "0: the call returns after its call cost", "0"),
+        real("copy.device_room", &P::device_copy_room,
+             "part (0..1) of the device's threads a D2D copy or memset needs free to run at full speed; with less "
+             "free when it starts it runs at free / copy.device_room of its speed (rules.device_copy_sms)",
+             closed(0.01, 1), "1: full speed only on an idle device", "1"),
         real("um.cpu_fault_beside_copies", &P::um_cpu_fault_beside_copies,
              "part (0..1) of um.cpu_fault_bandwidth at which host work migrates device-resident managed memory back "
              "while a copy engine runs a copy", closed(0.001, 1),
@@ -323,6 +327,9 @@ const std::vector<ParamDecl>& param_decls() {
         rule("rules.callback_idle", &P::Rules::callback_idle,
              "a callback starts later after its work the longer the driver's callback thread had been idle (off: always "
              "gpu.host_func_latency)"),
+        rule("rules.device_copy_sms", &P::Rules::device_copy_sms,
+             "D2D copies and memsets are kernels: they start when the SMs have room, and no other kernel starts while "
+             "one runs (off: they run beside everything, on no unit)"),
         rule("rules.fault_hold", &P::Rules::fault_hold,
              "a kernel that ends while another kernel demand-faults managed memory completes when those faults are served"),
         rule("rules.host_sync", &P::Rules::host_sync,

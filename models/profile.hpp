@@ -92,6 +92,7 @@ struct HwProfile {
     uint64_t malloc_host_bw = 0, free_host_bw = 0, host_register_bw = 0;
     uint64_t um_block = 2 << 20;      // managed-memory tracking granularity
     double um_prefetch_host_block = 0;  // a prefetch to the device holds the host for this part of its transfer
+    double device_copy_room = 1;  // part of the device's threads a D2D copy or memset needs free to run at full speed (rules.device_copy_sms)
     double um_cpu_fault_beside_copies = 1;  // CPU-fault migration runs at this part of its rate while a copy engine is busy
 
     struct Rules {
@@ -99,7 +100,8 @@ struct HwProfile {
              staging_cache = true, staging_lock = true, legacy_sync = true, sm_residency = true, kernel_limit = true, priorities = true, small_kernel_floor = true,
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
              sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true,
-             host_sync = true, cross_engine_wait = true, fault_hold = true, callback_idle = true;
+             host_sync = true, cross_engine_wait = true, fault_hold = true, callback_idle = true,
+             device_copy_sms = true;
     } rules;
 };
 

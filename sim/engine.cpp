@@ -917,7 +917,10 @@ private:
                 return sms_.submit(i, ready(i), faults);
             }
             case GpuWork::Copy:
-                if (op.kind == OpKind::Memset || (op.kind == OpKind::Memcpy && op.dir == CopyDir::D2D)) return device_copies_.submit(i);
+                if (op.kind == OpKind::Memset || (op.kind == OpKind::Memcpy && op.dir == CopyDir::D2D)) {
+                    if (hw_.rules.device_copy_sms && hw_.rules.sm_residency) return sms_.submit_device_copy(i, ready(i), device_copies_.duration(i));
+                    return device_copies_.submit(i);
+                }
                 if (is_pageable_copy(hw_, op) && op.dir == CopyDir::H2D && pg_.tasks_form && !staging_.has_staged(i)) {
                     // Tasks form: no host call staged the data; staging starts when the copy is
                     // ready, and the DMA may start once the first chunk is staged.

@@ -154,16 +154,8 @@ threads:
     check_end(s, us(202));
 }
 
-TEST_CASE("engine: memset and D2D copy queue behind no copy engine", "[engine]") {
-    Sim s = run(R"(
-hardware:
-  profile: h200
-  zero_latency: true
-  copy.h2d.bandwidth: 10GB/s
-  copy.d2d.fixed: 1us
-  copy.d2d.bandwidth: 20GB/s
-  copy.memset.fixed: 2us
-  copy.memset.bandwidth: 10GB/s
+TEST_CASE("engine: memset and D2D copy use no copy engine and run one at a time on the SMs", "[engine]") {
+    const std::string body = R"(
 streams: [s1, s2, s3]
 threads:
   main:
@@ -178,14 +170,92 @@ threads:
     - memset_async: ms
       bytes: 1MB
       stream: s3
-)");
+)";
+    const std::string hw = R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  copy.h2d.bandwidth: 10GB/s
+  copy.d2d.fixed: 1us
+  copy.d2d.bandwidth: 20GB/s
+  copy.memset.fixed: 2us
+  copy.memset.bandwidth: 10GB/s
+)";
+    Sim s = run(hw + body);
     check_gpu(s, "up", us(0), us(100));
-    // D2D: fixed 1 + 2 * 1e6 B / 2e10 B/s = 1 + 100; not behind the H2D copy.
+    // D2D: fixed 1 + 2 * 1e6 B / 2e10 B/s = 1 + 100; not behind the H2D copy (no copy engine).
     check_gpu(s, "dd", us(0), us(101));
-    // memset: fixed 2 + 1e6 / 1e10 = 2 + 100.
-    check_gpu(s, "ms", us(0), us(102));
+    // memset: fixed 2 + 1e6 / 1e10 = 2 + 100, after the D2D copy, which held the SMs.
+    check_gpu(s, "ms", us(101), us(203));
     CHECK(s.op("dd").engine == Engine::DeviceCopy);
     CHECK(s.op("ms").engine == Engine::DeviceCopy);
+    CHECK(s.op("ms").gpu_cause.kind == CauseKind::Resource);
+    // rules.device_copy_sms off: both run at once, beside everything.
+    Sim off = run(hw + "  rules.device_copy_sms: off\n" + body);
+    check_gpu(off, "dd", us(0), us(101));
+    check_gpu(off, "ms", us(0), us(102));
+}
+
+TEST_CASE("engine: a D2D copy or memset waits for room on the SMs, holds them, and slows with less room", "[engine]") {
+    const std::string hw = R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  copy.d2d.fixed: 1us
+  copy.d2d.bandwidth: 20GB/s
+  copy.memset.fixed: 2us
+  copy.memset.bandwidth: 10GB/s
+  copy.device_room: 0.8
+streams: [s1, s2, s3]
+)";
+    // A half-device kernel (132 x 1024 on 132 SMs of 2048 threads) runs 0-300. The D2D copy finds
+    // half the threads free: 0.5 / 0.8 = 0.625 of its speed, 101 / 0.625 = 161.6 us. The small
+    // kernel k2, ready at 0 too, waits for the copy to end: 161.6-211.6.
+    Sim half = run(hw + R"(
+threads:
+  main:
+    - kernel: half
+      stream: s1
+      duration: 300us
+      grid: 132
+      block: 1024
+    - memcpy_async: dd
+      direction: d2d
+      bytes: 1MB
+      stream: s2
+    - kernel: k2
+      stream: s3
+      duration: 50us
+      grid: 1
+      block: 32
+)");
+    check_gpu(half, "half", us(0), us(300));
+    check_gpu(half, "dd", us(0), Time::ns(161600));
+    check_gpu(half, "k2", Time::ns(161600), Time::ns(211600));
+    CHECK(half.op("k2").gpu_cause.kind == CauseKind::Resource);
+    // A full-device kernel (264 x 1024) leaves no room: the memset starts when it ends, 300-402;
+    // k2, ready after the memset, starts after it: 402-452.
+    Sim full = run(hw + R"(
+threads:
+  main:
+    - kernel: full
+      stream: s1
+      duration: 300us
+      grid: 264
+      block: 1024
+    - memset_async: ms
+      bytes: 1MB
+      stream: s2
+    - kernel: k2
+      stream: s3
+      duration: 50us
+      grid: 1
+      block: 32
+)");
+    check_gpu(full, "full", us(0), us(300));
+    check_gpu(full, "ms", us(300), us(402));
+    check_gpu(full, "k2", us(402), us(452));
+    check_end(full, us(452));
 }
 
 TEST_CASE("engine: cross-stream event wait", "[engine]") {
