@@ -1834,6 +1834,54 @@ void fit_hbm(const Pool& pool, Builder& b) {
           "median ratio, threshold 1.5", "", half_pair.size() + half_alone.size());
 }
 
+// hbm.beside_h2d / hbm.beside_d2h (hbm_beside_copies): a series of read-only streaming kernels
+// (the runner's roofline kernel) in one stream, alone and beside one pinned H2D or D2H copy that
+// lasts longer than the series: (series end beside the copy) / (alone) - 1, per input (machine
+// start) at the largest kernel size and grid, the median over the inputs.
+void fit_hbm_beside_copies(const Pool& pool, Builder& b) {
+    std::vector<double> h2d, d2h;
+    size_t n = 0;
+    for (const J& bench : pool.maybe("hbm_beside_copies")) {
+        J pts = bench["points"];
+        uint64_t big = 0;
+        int64_t grid = 0;
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            if (!p.has("kind") || p["kind"].str() != "read") continue;
+            big = std::max(big, p["kernel_bytes"].bytes());
+        }
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            if (p.has("kind") && p["kind"].str() == "read" && p["kernel_bytes"].bytes() == big) grid = std::max(grid, p["grid"].integer());
+        }
+        std::map<std::string, double> end;  // case -> median series end
+        for (size_t i = 0; i < pts.size(); ++i) {
+            J p = pts.at(i);
+            if (!p.has("kind") || p["kind"].str() != "read" || p["kernel_bytes"].bytes() != big || p["grid"].integer() != grid) continue;
+            std::vector<double> e;
+            J reps = p["reps"];
+            for (size_t r = 0; r < reps.size(); ++r) e.push_back(reps.at(r)["k_end_us"].nums().at(0));
+            if (e.empty()) continue;
+            end[p["case"].str()] = fit::median(e);
+            n += e.size();
+        }
+        if (!end.count("K1") || !(end["K1"] > 0)) continue;
+        if (end.count("K1+H")) h2d.push_back(end["K1+H"] / end["K1"] - 1);
+        if (end.count("K1+D")) d2h.push_back(end["K1+D"] / end["K1"] - 1);
+    }
+    auto put = [&](const char* key, const std::vector<double>& v, const char* dir) {
+        if (v.empty()) return;
+        const double m = std::clamp(fit::median(v), 0.0, 1.0);
+        b.add(key, fmtg(m, 3),
+              std::string("hbm_beside_copies: a series of read-only streaming kernels (largest size, full grid, one stream) "
+                          "beside one pinned ") + dir + " copy lasting longer than the series, series end / alone - 1",
+              "median over the inputs of the per-input ratio of median series ends; residual: their spread",
+              fmtg(fit::rms_about(v, m), 3), n);
+    };
+    put("hbm.beside_h2d", h2d, "H2D");
+    put("hbm.beside_d2h", d2h, "D2H");
+}
+
 void fit_um(const Pool& pool, Builder& b) {
     std::vector<J> us = pool.bench("um");
     std::map<uint64_t, std::map<std::string, std::vector<double>>> by_size;
@@ -2053,6 +2101,7 @@ void run_fits(const Pool& pool, Builder& b) {
     fit_staging_lock_wakeup(pool, b);
     fit_cross_engine_wait(pool, b);
     fit_hbm(pool, b);
+    fit_hbm_beside_copies(pool, b);
     fit_um(pool, b);
     fit_duplex(pool, b);
     fit_rules_sections(pool, b);

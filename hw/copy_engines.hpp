@@ -36,6 +36,8 @@ public:
     // Whether an engine runs a copy or prefetch now (rule 8: host CPU-fault migration slows
     // meanwhile). With rules.copy_fifo off the engines keep no state: never busy.
     bool busy() const { return running_[0].op >= 0 || running_[1].op >= 0; }
+    // Whether direction dir's engine runs a copy or prefetch now.
+    bool busy(CopyDir dir) const { return running_[static_cast<int>(dir)].op >= 0; }
 
 private:
     struct Running {  // the copy on one engine; its speed changes while the other direction runs
@@ -105,8 +107,12 @@ template <class Sink>
         sink_.finish_at(i, now_ + work(i, dir));
         return;
     }
-    if (running_[static_cast<int>(dir)].op < 0) start(i, dir);
-    else waiting_[static_cast<int>(dir)].push_back(i);
+    if (running_[static_cast<int>(dir)].op < 0) {
+        start(i, dir);
+        sink_.copy_engines_changed();  // an idle engine starts
+    } else {
+        waiting_[static_cast<int>(dir)].push_back(i);
+    }
 }
 
 template <class Sink>
@@ -202,6 +208,7 @@ template <class Sink>
     } else {
         // The other direction's copy, if one runs, now runs alone: factor 1.
         if (running_[1 - static_cast<int>(dir)].op >= 0) rescale(1 - static_cast<int>(dir), 1);
+        sink_.copy_engines_changed();  // the engine is idle
     }
     sink_.finished(i);
 }

@@ -4,7 +4,9 @@
 // (hardware-notes #14, #16). Memory-bound kernels share HBM equally. Durations (the kernel's
 // cost, split into waves) come from models/kernel_model. Device-to-device copies and memsets are
 // kernels too (rules.device_copy_sms): one starts when the SMs have any room, takes all of it,
-// and no other kernel starts until it ends (validation/measurements/h200/2026-12-02o/x).
+// and no other kernel starts until it ends (validation/measurements/h200/2026-12-02o/x). While
+// an H2D or D2H copy engine transfers, memory-bound kernels progress 1 + hbm.beside_h2d (+
+// hbm.beside_d2h) times slower (rules.copy_hbm; the microbenchmark section hbm_beside_copies).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -39,6 +41,17 @@ public:
     // sink's after_event_work()): running memory-bound kernels are rescaled if their number changed.
     void after_event() {
         if (mem_dirty_) rescale_memory_bound();
+    }
+    // Whether the H2D and the D2H copy engines transfer now (rules.copy_hbm): called when either
+    // changes; memory-bound kernels slow by hbm.beside_h2d / hbm.beside_d2h while they do.
+    void copies_running(bool h2d, bool d2h) {
+        const double slow = 1 + (h2d ? hw_.hbm_beside_h2d : 0) + (d2h ? hw_.hbm_beside_d2h : 0);
+        if (slow == slow_) return;
+        slow_ = slow;
+        if (!mem_batches_.empty()) {
+            mem_dirty_ = true;
+            sink_.after_event_work();
+        }
     }
     // Integral over time of (used threads / all threads), in ps.
     double thread_occupancy_ps() const { return occupancy_ps_; }
@@ -82,6 +95,13 @@ private:
     [[gnu::noinline, gnu::cold]] void start_hold(uint32_t batch);
     [[gnu::noinline, gnu::cold]] void end_hold(uint32_t batch);
     void rescale_memory_bound();
+    // Time to do `work` (at full speed) with `n` memory-bound kernels sharing HBM (1 without
+    // hbm.sharing) and the copies' slow-down `slow`: exact integers while slow is 1.
+    Time stretched(Time work, int64_t n, double slow) const {
+        if (!hw_.hbm_sharing) n = 1;
+        if (slow == 1) return Time::ps_times(work.ps(), std::max<int64_t>(1, n));
+        return Time::ps_ceil(static_cast<double>(work.ps()) * static_cast<double>(std::max<int64_t>(1, n)) * slow);
+    }
     void account_occupancy();
 
     const Program& pg_;
@@ -98,6 +118,8 @@ private:
     Time fault_until_;  // when the managed-memory faults of the kernels placed so far are served (rule fault_hold)
     int64_t mem_active_ = 0;
     bool mem_dirty_ = false;
+    double slow_ = 1;          // the copies' slow-down of memory-bound kernels now (rules.copy_hbm)
+    double applied_slow_ = 1;  // the one the running memory-bound batches' ends were computed with
     Time occ_last_;
     double occupancy_ps_ = 0;
     const double total_threads_ = static_cast<double>(static_cast<int64_t>(sm_.total_threads()));
@@ -105,6 +127,8 @@ private:
     // Stream priorities order the waiting kernels (rules.priorities) and not all streams have the
     // same: otherwise every kernel takes priority 0, which orders them alike, without the look-up.
     bool priorities_ = false;
+    // Copies slow memory-bound kernels (rules.copy_hbm with a nonzero hbm.beside_h2d or _d2h).
+    const bool copy_hbm_ = hw_.rules.copy_hbm && (hw_.hbm_beside_h2d > 0 || hw_.hbm_beside_d2h > 0);
 };
 
 // ------------------------------------------------------------ implementation
@@ -126,7 +150,7 @@ template <class Sink>
     if (w == 0) w = waves(hw_, site.shape);
     const uint32_t slot = new_kernel();
     kernels_[slot] = Kernel{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(w)), faults, BlockNeed::of(site.shape),
-                            cost.memory_bound && hw_.hbm_sharing, false, priorities_ ? pg_.streams[op.stream].priority : 0, order_++,
+                            cost.memory_bound && (hw_.hbm_sharing || copy_hbm_), false, priorities_ ? pg_.streams[op.stream].priority : 0, order_++,
                             ready};
     enqueue(slot);
 }
@@ -217,7 +241,7 @@ typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) 
         mem_batches_.push_back(b);
         mem_dirty_ = true;
         sink_.after_event_work();
-        schedule(b, now + Time::ps_times(work.ps(), std::max<int64_t>(1, mem_active_)));
+        schedule(b, now + stretched(work, mem_active_, applied_slow_));
     } else {
         schedule(b, now + work);
     }
@@ -336,16 +360,19 @@ void SmScheduler<Sink>::rescale_memory_bound() {
     for (uint32_t b : mem_batches_) kernels.push_back(batches_[b].kernel);
     std::sort(kernels.begin(), kernels.end());
     const int64_t n = std::unique(kernels.begin(), kernels.end()) - kernels.begin();
-    if (n == mem_active_) return;
-    const int64_t old = std::max<int64_t>(1, mem_active_);
+    if (n == mem_active_ && slow_ == applied_slow_) return;
+    const int64_t old = hw_.hbm_sharing ? std::max<int64_t>(1, mem_active_) : 1;
+    const double old_slow = applied_slow_;
     mem_active_ = n;
+    applied_slow_ = slow_;
     const Time now = now_;
     for (uint32_t b : mem_batches_) {
         Batch& bt = batches_[b];
-        const Time done = Time::ps((now - bt.last).ps() / old);
+        const Time done = old_slow == 1 ? Time::ps((now - bt.last).ps() / old)
+                                        : Time::ps_of(static_cast<double>((now - bt.last).ps()) / (static_cast<double>(old) * old_slow));
         bt.work_left = bt.work_left > done ? bt.work_left - done : Time{};
         bt.last = now;
-        schedule(b, now + Time::ps_times(bt.work_left.ps(), std::max<int64_t>(1, n)));
+        schedule(b, now + stretched(bt.work_left, n, slow_));
     }
 }
 

@@ -19,7 +19,9 @@
 //                                   a host call the unit held (a pageable upload waiting for
 //                                   the staging pool) returns at `at`;
 //   void after_event_work();        the unit's after_event() must run once the current event
-//                                   is done (the engine calls it only after such events).
+//                                   is done (the engine calls it only after such events);
+//   void copy_engines_changed();    a copy engine went from idle to busy or back (the SMs'
+//                                   memory-bound kernels slow while copies run: rules.copy_hbm).
 // A unit takes its sink in its constructor and keeps the clock and the records (UnitBase).
 #pragma once
 #include <cstdint>

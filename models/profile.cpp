@@ -283,6 +283,15 @@ const std::vector<ParamDecl>& param_decls() {
         real("um.prefetch_host_block", &P::um_prefetch_host_block,
              "part (0..1) of its transfer a prefetch to the device holds the calling host thread", closed(0, 1),
              "0: the call returns after its call cost", "0"),
+        real("hbm.beside_h2d", &P::hbm_beside_h2d,
+             "part (0..1) by which a memory-bound kernel takes longer while an H2D copy engine runs a transfer (the DMA "
+             "writes into HBM): it progresses at 1 / (1 + this + hbm.beside_d2h if a D2H runs too) of its speed "
+             "(rules.copy_hbm)",
+             closed(0, 1), "0: copies do not slow memory-bound kernels", "0"),
+        real("hbm.beside_d2h", &P::hbm_beside_d2h,
+             "part (0..1) by which a memory-bound kernel takes longer while a D2H copy engine runs a transfer (the DMA "
+             "reads HBM) (rules.copy_hbm)",
+             closed(0, 1), "0: copies do not slow memory-bound kernels", "0"),
         real("copy.device_room", &P::device_copy_room,
              "part (0..1) of the device's threads a D2D copy or memset needs free to run at full speed; with less "
              "free when it starts it runs at free / copy.device_room of its speed (rules.device_copy_sms)",
@@ -330,6 +339,9 @@ const std::vector<ParamDecl>& param_decls() {
         rule("rules.device_copy_sms", &P::Rules::device_copy_sms,
              "D2D copies and memsets are kernels: they start when the SMs have room, and no other kernel starts while "
              "one runs (off: they run beside everything, on no unit)"),
+        rule("rules.copy_hbm", &P::Rules::copy_hbm,
+             "memory-bound kernels run slower while H2D or D2H copy engines transfer (hbm.beside_h2d, hbm.beside_d2h; off: "
+             "copies and kernels do not meet in HBM)"),
         rule("rules.fault_hold", &P::Rules::fault_hold,
              "a kernel that ends while another kernel demand-faults managed memory completes when those faults are served"),
         rule("rules.host_sync", &P::Rules::host_sync,

@@ -223,6 +223,9 @@ public:
     void finish_at(uint32_t op, Time at) { q_.push(at, prio(kGpuDone), kGpuDone, op); }
     void host_returns(uint32_t thread, uint32_t op, Time at) { finish_host(thread, op, at); }
     void after_event_work() { after_ = 1; }
+    void copy_engines_changed() {
+        if (copy_hbm_) sms_.copies_running(copies_.busy(CopyDir::H2D), copies_.busy(CopyDir::D2H));
+    }
     void finished(uint32_t i) {
         const Op& op = ops_[i];
         rec_[i].gpu_end = now_;
@@ -1094,6 +1097,8 @@ private:
     std::vector<int32_t> targets_;  // scratch: the ops a sync waits for
     std::vector<ThreadState> threads_;
     uint32_t faulting_ = 0;  // threads whose host work migrates managed memory back (start_cpu_faults)
+    // Copies slow memory-bound kernels (rules.copy_hbm, with the SM scheduler and a slow-down).
+    const bool copy_hbm_ = hw_.rules.copy_hbm && hw_.rules.sm_residency && (hw_.hbm_beside_h2d > 0 || hw_.hbm_beside_d2h > 0);
     uint32_t after_ = 0;     // nonzero while faulting_ > 0 or the SMs asked for after_event_work()
 };
 

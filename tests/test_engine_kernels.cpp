@@ -251,6 +251,62 @@ hardware:
     }
 }
 
+TEST_CASE("engine: copies slow memory-bound kernels while they transfer (rules.copy_hbm)", "[engine][kernel]") {
+    const std::string hw = R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  host.memcpy_call_cost: 1us
+  hbm.bandwidth: 1TB/s
+  copy.h2d.bandwidth: 10GB/s
+  copy.d2h.bandwidth: 10GB/s
+  hbm.beside_h2d: 0.25
+  hbm.beside_d2h: 0.25
+)";
+    const std::string body = R"(
+streams: [s1, s2, s3, s4]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      bytes: 1MB
+      stream: s1
+    - kernel: m
+      stream: s2
+      bytes: 100MB
+    - memcpy_async: down
+      direction: d2h
+      bytes: 600KB
+      stream: s3
+    - kernel: c
+      stream: s4
+      duration: 100us
+)";
+    SECTION("rule on") {
+        Sim s = run(hw + body);
+        // up 1-101, down 3-63 (100 and 60 us on their engines, no duplex under zero_latency).
+        // m (100 us alone) starts at 2: 2-3 beside the H2D at 1/1.25 (0.8 us of work), 3-63
+        // beside both at 1/1.5 (40 us), 63-101 beside the H2D again (30.4 us): 71.2 us done,
+        // 28.8 us left alone -> 129.8. The fixed-duration kernel c is not slowed: 4-104.
+        check_gpu(s, "up", us(1), us(101));
+        check_gpu(s, "down", us(3), us(63));
+        check_gpu(s, "m", us(2), Time::ps(129'800'000));
+        check_gpu(s, "c", us(4), us(104));
+        check_end(s, Time::ps(129'800'000));
+    }
+    SECTION("rule off") {
+        Sim s = run(hw + "  rules.copy_hbm: off\n" + body);
+        check_gpu(s, "m", us(2), us(102));
+        check_gpu(s, "c", us(4), us(104));
+        check_end(s, us(104));
+    }
+    SECTION("with HBM sharing off the copies still slow it") {
+        Sim s = run(hw + "  hbm.sharing: false\n" + body);
+        check_gpu(s, "m", us(2), Time::ps(129'800'000));
+    }
+}
+
 TEST_CASE("engine: two memory-bound kernels started together take twice as long", "[engine][kernel]") {
     Sim s = run(R"(
 hardware:
