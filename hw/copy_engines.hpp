@@ -36,8 +36,12 @@ public:
     // Whether an engine runs a copy or prefetch now (rule 8: host CPU-fault migration slows
     // meanwhile). With rules.copy_fifo off the engines keep no state: never busy.
     bool busy() const { return running_[0].op >= 0 || running_[1].op >= 0; }
-    // Whether direction dir's engine runs a copy or prefetch now.
-    bool busy(CopyDir dir) const { return running_[static_cast<int>(dir)].op >= 0; }
+    // Whether direction dir's engine runs a pinned copy or a prefetch now: a transfer at DMA speed
+    // (a pageable copy's DMA follows the host's staging and does not slow kernels: rules.copy_hbm).
+    bool dma_busy(CopyDir dir) const {
+        const Running& c = running_[static_cast<int>(dir)];
+        return c.op >= 0 && !c.pageable;
+    }
 
 private:
     struct Running {  // the copy on one engine; its speed changes while the other direction runs
@@ -204,7 +208,9 @@ template <class Sink>
         const uint32_t next = q.front();
         q.pop_front();
         rec_[next].gpu_cause = Cause{static_cast<int32_t>(i), Phase::Gpu, CauseKind::Resource};
+        const bool was_pageable = c.pageable;
         start(next, static_cast<CopyDir>(dir));
+        if (c.pageable != was_pageable) sink_.copy_engines_changed();  // a pinned copy after a pageable one, or back
     } else {
         // The other direction's copy, if one runs, now runs alone: factor 1.
         if (running_[1 - static_cast<int>(dir)].op >= 0) rescale(1 - static_cast<int>(dir), 1);

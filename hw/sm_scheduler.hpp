@@ -7,6 +7,10 @@
 // and no other kernel starts until it ends (validation/measurements/h200/2026-12-02o/x). While
 // an H2D or D2H copy engine transfers, memory-bound kernels progress 1 + hbm.beside_h2d (+
 // hbm.beside_d2h) times slower (rules.copy_hbm; the microbenchmark section hbm_beside_copies).
+// A memory-bound kernel's blocks do not free their SMs together: its batch is split into
+// kDrainParts parts over its SMs that end from hbm.drain_start of the batch's time to its end, and
+// a kernel that is not memory-bound starting beside one takes kernel.beside_hbm_extra longer
+// (rules.beside_streaming; probes of validation/measurements/h200/2026-12-03r).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -70,6 +74,7 @@ private:
         uint64_t order;
         Time ready;
         bool device_copy = false;  // a D2D copy or memset: block_time is its time on an idle device
+        bool draining = false;     // memory-bound: a part of its blocks ended, others run (rules.beside_streaming)
     };
     struct Batch {
         uint32_t kernel;  // index into kernels_
@@ -77,6 +82,7 @@ private:
         uint32_t version = 0;
         bool live = false;
         bool held = false;  // its blocks are done; the kernel's completion waits for fault_until_ (rule fault_hold)
+        bool final_part = false;  // a drain part of a memory-bound kernel's last placement (rules.beside_streaming)
         Time work_left;  // memory-bound batches: full-speed work still to do
         Time last;       // when work_left was last brought up to date
         std::vector<SmRun> runs;
@@ -129,6 +135,13 @@ private:
     bool priorities_ = false;
     // Copies slow memory-bound kernels (rules.copy_hbm with a nonzero hbm.beside_h2d or _d2h).
     const bool copy_hbm_ = hw_.rules.copy_hbm && (hw_.hbm_beside_h2d > 0 || hw_.hbm_beside_d2h > 0);
+    // Memory-bound batches drain over their SMs; kernels beside them pay an extra (rules.beside_streaming).
+    static constexpr uint32_t kDrainParts = 4;
+    const bool drain_ = hw_.rules.beside_streaming && hw_.hbm_drain_start < 1;
+    const Time beside_extra_ = hw_.rules.beside_streaming ? hw_.kernel_beside_hbm : Time{};
+    std::vector<SmRun> split_scratch_;
+    int32_t draining_ = 0;  // memory-bound kernels draining (Kernel::draining)
+    void place_drain_parts(uint32_t b, Time work);
 };
 
 // ------------------------------------------------------------ implementation
@@ -150,7 +163,7 @@ template <class Sink>
     if (w == 0) w = waves(hw_, site.shape);
     const uint32_t slot = new_kernel();
     kernels_[slot] = Kernel{i, site.shape.grid, 0, Time::ps(cost.duration.ps() / static_cast<int64_t>(w)), faults, BlockNeed::of(site.shape),
-                            cost.memory_bound && (hw_.hbm_sharing || copy_hbm_), false, priorities_ ? pg_.streams[op.stream].priority : 0, order_++,
+                            cost.memory_bound && (hw_.hbm_sharing || copy_hbm_ || drain_ || beside_extra_ > Time{}), false, priorities_ ? pg_.streams[op.stream].priority : 0, order_++,
                             ready};
     enqueue(slot);
 }
@@ -211,6 +224,10 @@ typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) 
     if (copy_holds_ || (!k.started && running_ >= hw_.max_kernels)) return Round::kStop;
     if (k.device_copy) [[unlikely]]
         return place_device_copy(slot);
+    // The room a memory-bound kernel's last placement frees as it drains goes to kernels that are
+    // not memory-bound: another memory-bound kernel starts once none drains.
+    if (draining_ > 0 && k.mem_bound && !k.started) [[unlikely]]
+        return Round::kStop;
     const uint32_t b = new_batch(slot);
     Batch& bt = batches_[b];
     const uint32_t placed = sm_.place(k.need, k.unplaced, bt.runs);
@@ -221,7 +238,8 @@ typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) 
     }
     account_occupancy();
     const Time now = now_;
-    if (!k.started) {
+    const bool first = !k.started;
+    if (first) {
         k.started = true;
         ++running_;
         OpRecord& r = rec_[k.op];
@@ -232,9 +250,13 @@ typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) 
     bt.blocks = placed;
     k.unplaced -= placed;
     ++k.running_batches;
-    const Time work = k.block_time + k.first_extra;
+    Time work = k.block_time + k.first_extra;
     if (k.first_extra > Time{}) fault_until_ = max(fault_until_, now + k.first_extra);
     k.first_extra = Time{};
+    // A kernel that is not memory-bound placing its first blocks beside a memory-bound one.
+    if (first && beside_extra_ > Time{} && !k.mem_bound && !mem_batches_.empty()) [[unlikely]]
+        work += beside_extra_;
+    if (k.mem_bound && drain_) return place_drain_parts(b, work), k.unplaced == 0 ? Round::kPlaced : Round::kPartial;
     if (k.mem_bound) {
         bt.work_left = work;
         bt.last = now;
@@ -246,6 +268,48 @@ typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) 
         schedule(b, now + work);
     }
     return k.unplaced == 0 ? Round::kPlaced : Round::kPartial;
+}
+
+// A memory-bound batch b placed now with `work` at full speed: its SMs are cut into up to
+// kDrainParts parts in placement order, part i ending at hbm.drain_start + (1 - hbm.drain_start)
+// x i / (parts - 1) of the batch's time, so the first SMs free up early and the batch's end does not
+// move. Each part is a batch of its own (same kernel: HBM sharing counts the kernel once).
+template <class Sink>
+void SmScheduler<Sink>::place_drain_parts(uint32_t b, Time work) {
+    split_scratch_.swap(batches_[b].runs);  // all the SMs of the batch; batches_[b] becomes part 0
+    uint32_t sms = 0;
+    for (const SmRun& r : split_scratch_) sms += r.end - r.begin;
+    const uint32_t parts = std::min<uint32_t>(kDrainParts, sms);
+    const uint32_t kernel = batches_[b].kernel;
+    const Time now = now_;
+    size_t ri = 0;
+    uint32_t off = 0;  // SMs of split_scratch_[ri] already given out
+    for (uint32_t i = 0; i < parts; ++i) {
+        const uint32_t bi = i == 0 ? b : new_batch(kernel);
+        if (i > 0) ++kernels_[kernel].running_batches;
+        Batch& bt = batches_[bi];
+        bt.runs.clear();
+        uint32_t want = (sms * (i + 1)) / parts - (sms * i) / parts, blocks = 0;
+        while (want > 0) {
+            const SmRun& r = split_scratch_[ri];
+            const uint32_t take = std::min<uint32_t>(want, r.end - r.begin - off);
+            bt.runs.push_back(SmRun{static_cast<uint16_t>(r.begin + off), static_cast<uint16_t>(r.begin + off + take), r.blocks});
+            blocks += take * r.blocks;
+            want -= take;
+            off += take;
+            if (off == static_cast<uint32_t>(r.end - r.begin)) ++ri, off = 0;
+        }
+        bt.blocks = blocks;
+        bt.final_part = kernels_[kernel].unplaced == 0;
+        const double f = parts == 1 ? 1.0 : hw_.hbm_drain_start + (1 - hw_.hbm_drain_start) * static_cast<double>(i) / (parts - 1);
+        bt.work_left = i + 1 == parts ? work : Time::ps_ceil(static_cast<double>(work.ps()) * f);
+        bt.last = now;
+        mem_batches_.push_back(bi);
+        schedule(bi, now + stretched(bt.work_left, mem_active_, applied_slow_));
+    }
+    split_scratch_.clear();
+    mem_dirty_ = true;
+    sink_.after_event_work();
 }
 
 // A D2D copy or memset starts when any thread slot is free and takes them all: the kernels
@@ -286,6 +350,7 @@ uint32_t SmScheduler<Sink>::new_batch(uint32_t kernel) {
     Batch& bt = batches_[b];
     bt.kernel = kernel;
     bt.live = true;
+    bt.final_part = false;
     bt.runs.clear();
     return b;
 }
@@ -315,6 +380,11 @@ template <class Sink>
     }
     --k.running_batches;
     const bool last = k.unplaced == 0 && k.running_batches == 0;
+    // Its last placement starts draining (a part of it ended, others run) or the kernel completes.
+    if (drain_ && k.mem_bound && (last ? k.draining : bt.final_part && !k.draining)) [[unlikely]] {
+        k.draining = !last;
+        draining_ += last ? -1 : 1;
+    }
     if (last && fault_until_ > now_ && hw_.rules.fault_hold) return start_hold(b);
     retire(b, last);
 }

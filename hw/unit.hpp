@@ -20,8 +20,9 @@
 //                                   the staging pool) returns at `at`;
 //   void after_event_work();        the unit's after_event() must run once the current event
 //                                   is done (the engine calls it only after such events);
-//   void copy_engines_changed();    a copy engine went from idle to busy or back (the SMs'
-//                                   memory-bound kernels slow while copies run: rules.copy_hbm).
+//   void copy_engines_changed();    a copy engine went from idle to busy or back, or from a
+//                                   pageable copy to a pinned one or back (the SMs' memory-bound
+//                                   kernels slow while pinned copies run: rules.copy_hbm).
 // A unit takes its sink in its constructor and keeps the clock and the records (UnitBase).
 #pragma once
 #include <cstdint>

@@ -292,6 +292,13 @@ const std::vector<ParamDecl>& param_decls() {
              "part (0..1) by which a memory-bound kernel takes longer while a D2H copy engine runs a transfer (the DMA "
              "reads HBM) (rules.copy_hbm)",
              closed(0, 1), "0: copies do not slow memory-bound kernels", "0"),
+        real("hbm.drain_start", &P::hbm_drain_start,
+             "part (0..1) of a memory-bound kernel's wave time at which its first blocks finish and free their SMs; the "
+             "rest finish evenly until the wave's end, which does not move (rules.beside_streaming)",
+             closed(0.05, 1), "1: every block of a wave finishes at its end", "1"),
+        t("kernel.beside_hbm_extra", &P::kernel_beside_hbm, true,
+          "added to a kernel that is not memory-bound when it starts while a memory-bound kernel runs (memory latency "
+          "under a saturated HBM; rules.beside_streaming)"),
         real("copy.device_room", &P::device_copy_room,
              "part (0..1) of the device's threads a D2D copy or memset needs free to run at full speed; with less "
              "free when it starts it runs at free / copy.device_room of its speed (rules.device_copy_sms)",
@@ -342,6 +349,9 @@ const std::vector<ParamDecl>& param_decls() {
         rule("rules.copy_hbm", &P::Rules::copy_hbm,
              "memory-bound kernels run slower while H2D or D2H copy engines transfer (hbm.beside_h2d, hbm.beside_d2h; off: "
              "copies and kernels do not meet in HBM)"),
+        rule("rules.beside_streaming", &P::Rules::beside_streaming,
+             "a memory-bound kernel's blocks free their SMs from hbm.drain_start of a wave on, and a kernel starting beside "
+             "one takes kernel.beside_hbm_extra longer (off: blocks of a wave free their SMs together, no extra)"),
         rule("rules.fault_hold", &P::Rules::fault_hold,
              "a kernel that ends while another kernel demand-faults managed memory completes when those faults are served"),
         rule("rules.host_sync", &P::Rules::host_sync,

@@ -58,6 +58,11 @@ struct HwProfile {
     // A memory-bound kernel takes this much longer (part of its time) while an H2D / a D2H copy engine
     // runs a transfer (rules.copy_hbm): the DMA's writes into / reads from HBM interfere with its reads.
     double hbm_beside_h2d = 0, hbm_beside_d2h = 0;
+    // A memory-bound kernel's blocks finish spread from this part of a wave's time to its end
+    // (1: all at once), and a kernel that starts beside one takes kernel_beside_hbm longer
+    // (rules.beside_streaming).
+    double hbm_drain_start = 1;
+    Time kernel_beside_hbm;
     // Unified memory.
     uint64_t um_fault_bw = 0, um_prefetch_h2d_bw = 0, um_prefetch_d2h_bw = 0, um_cpu_fault_bw = 0;
     uint64_t device_memory = 0;
@@ -104,7 +109,7 @@ struct HwProfile {
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
              sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true,
              host_sync = true, cross_engine_wait = true, fault_hold = true, callback_idle = true,
-             device_copy_sms = true, copy_hbm = true;
+             device_copy_sms = true, copy_hbm = true, beside_streaming = true;
     } rules;
 };
 

@@ -224,7 +224,7 @@ public:
     void host_returns(uint32_t thread, uint32_t op, Time at) { finish_host(thread, op, at); }
     void after_event_work() { after_ = 1; }
     void copy_engines_changed() {
-        if (copy_hbm_) sms_.copies_running(copies_.busy(CopyDir::H2D), copies_.busy(CopyDir::D2H));
+        if (copy_hbm_) sms_.copies_running(copies_.dma_busy(CopyDir::H2D), copies_.dma_busy(CopyDir::D2H));
     }
     void finished(uint32_t i) {
         const Op& op = ops_[i];

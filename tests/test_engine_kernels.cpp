@@ -305,6 +305,78 @@ threads:
         Sim s = run(hw + "  hbm.sharing: false\n" + body);
         check_gpu(s, "m", us(2), Time::ps(129'800'000));
     }
+    SECTION("a pageable copy's DMA does not slow it") {
+        Sim s = run(hw + R"(
+streams: [s1, s2]
+threads:
+  main:
+    - memcpy_async: up
+      direction: h2d
+      memory: pageable
+      bytes: 1MB
+      stream: s1
+    - kernel: m
+      stream: s2
+      bytes: 100MB
+)");
+        // The pageable upload stages on the host and its DMA runs beside m, which runs as alone.
+        CHECK(s.op("up").gpu_end > s.op("m").gpu_start);
+        CHECK(s.op("up").gpu_start < s.op("m").gpu_end);
+        check_gpu(s, "m", s.op("m").gpu_start, s.op("m").gpu_start + us(100));
+    }
+}
+
+TEST_CASE("engine: a memory-bound kernel's SMs drain early, to kernels that are not memory-bound (rules.beside_streaming)",
+          "[engine][kernel]") {
+    const std::string hw = R"(
+hardware:
+  profile: h200
+  zero_latency: true
+  host.launch_cost: 1us
+  hbm.bandwidth: 1TB/s
+  hbm.drain_start: 0.5
+  kernel.beside_hbm_extra: 2us
+)";
+    const std::string body = R"(
+streams: [s1, s2, s3]
+threads:
+  main:
+    - kernel: m
+      stream: s1
+      bytes: 100MB
+      grid: 264
+      block: 1024
+    - kernel: c
+      stream: s2
+      duration: 10us
+      grid: 4
+      block: 1024
+    - kernel: m2
+      stream: s3
+      bytes: 100MB
+      grid: 264
+      block: 1024
+)";
+    SECTION("rule on") {
+        Sim s = run(hw + body);
+        // m fills the device (2 blocks of 1024 threads on each of 132 SMs) at 1 for 100 us, its
+        // SMs in 4 parts of 33 ending at 0.5, 2/3, 5/6 and 1 of that: 51, 67.67, 84.33, 101. c
+        // (ready at 2) takes 4 of the first part's SMs at 51 and, starting beside a memory-bound
+        // kernel, runs 10 + 2 us: 51-63. m2 (ready at 3, memory-bound) does not take drained room:
+        // it starts when m ends, 101-201.
+        check_gpu(s, "m", us(1), us(101));
+        check_gpu(s, "c", us(51), us(63));
+        check_gpu(s, "m2", us(101), us(201));
+        check_end(s, us(201));
+    }
+    SECTION("rule off") {
+        Sim s = run(hw + "  rules.beside_streaming: off\n" + body);
+        // c waits for m's end; at 101 c takes one slot on SMs 0-3 and m2 the other 260, its last
+        // 4 blocks when c ends: m2's second batch 111-211 (one kernel: no HBM sharing with itself).
+        check_gpu(s, "m", us(1), us(101));
+        check_gpu(s, "c", us(101), us(111));
+        check_gpu(s, "m2", us(101), us(211));
+    }
 }
 
 TEST_CASE("engine: two memory-bound kernels started together take twice as long", "[engine][kernel]") {
