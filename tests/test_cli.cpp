@@ -231,3 +231,17 @@ TEST_CASE("cli: params PROFILE prints each value and where it comes from") {
     CHECK(r.exit_code == 2);
     CHECK(r.err.rfind("hetsim: error: 'params' takes at most one profile", 0) == 0);
 }
+
+TEST_CASE("cli: the streaming-kernels example gives the times its header states, with each rule on and off") {
+    // scenarios/examples/streaming_beside_copies.yaml's header quotes these end-to-end times.
+    const std::string f = "run scenarios/examples/streaming_beside_copies.yaml";
+    for (const auto& [set, want] : std::vector<std::pair<std::string, std::string>>{
+             {"", "end-to-end: 5.701 ms"},
+             {" --set hardware.rules.copy_hbm=off", "end-to-end: 5.502 ms"},
+             {" --set hardware.rules.beside_streaming=off", "end-to-end: 5.780 ms"}}) {
+        INFO(set);
+        Cli r = cli(f + set);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.out.find(want) != std::string::npos);
+    }
+}
