@@ -253,6 +253,8 @@ void bench_graph_instantiate(Ctx&, json&);
 void bench_graph_copy_kernel(Ctx&, json&);
 // bench_host_func_wait.cu: callback start after its kernel, against the callback thread's idle time.
 void bench_host_func_wait(Ctx&, json&);
+// bench_pageable_turn.cu: a pageable copy's call after a pageable copy of the other direction.
+void bench_pageable_turnaround(Ctx&, json&);
 
 // Managed memory helpers.
 cudaMemLocation loc_device(int dev);

@@ -558,6 +558,13 @@ const std::vector<Bench>& benches() {
          "on one stream, enqueued back to back, then one at a time (sync and a 30 us host spin after each); clocks "
          "aligned by ping-pong",
          bench_host_func_wait},
+        // bench_pageable_turn.cu: validation 62/76/99/104/107 (uploads after pageable downloads).
+        {"pageable_turnaround",
+         {},
+         "a pageable H2D call costs the same after a pageable D2H into another buffer as after an upload",
+         "per size 4 KiB .. 4 MiB: n x (first copy, sync, host spin, timed pageable copy, sync): H2D or D2H after "
+         "an H2D or a D2H of the same size, after a 4 KiB D2H, after a D2H and 500 us of host spin",
+         bench_pageable_turnaround},
     };
     return v;
 }

@@ -224,9 +224,11 @@ Plan make_plan(const Program& p, const std::string& file, const std::string& sce
             } else {
                 uint64_t& dev = op.dir == CopyDir::H2D ? s.dev_dst : s.dev_src;
                 dev = std::max(dev, op.dir == CopyDir::H2D ? dst : src);
-                if (op.host_mem == MemKind::Pinned) s.pinned = std::max(s.pinned, host);
+                // A copy that names its host buffer uses it (the buffer is allocated on its own).
+                if (op.buffer >= 0) {
+                } else if (op.host_mem == MemKind::Pinned) s.pinned = std::max(s.pinned, host);
                 else if (op.host_mem == MemKind::Pageable) s.pageable = std::max(s.pageable, host);
-                else if (op.host_mem == MemKind::Managed && op.buffer < 0) s.managed = std::max(s.managed, host);
+                else if (op.host_mem == MemKind::Managed) s.managed = std::max(s.managed, host);
             }
         } else if (op.kind == OpKind::Memset) {
             s.dev_dst = std::max(s.dev_dst, op.bytes);
@@ -410,7 +412,7 @@ std::string describe(const Program& p, const Plan& plan, uint32_t i, double peak
             else
                 d << (op.sync ? "cudaMemcpy " : "cudaMemcpyAsync ") << to_string(op.dir) << " " << op.bytes << " B, " << kind
                   << ", host side " << to_string(op.host_mem);
-            if (op.host_mem == MemKind::Managed) d << (op.buffer >= 0 ? " buffer '" + p.buffers[op.buffer].name + "'" : std::string(" scratch"));
+            d << (op.buffer >= 0 ? " buffer '" + p.buffers[op.buffer].name + "'" : std::string(" scratch"));
             break;
         }
         case OpKind::Memset: d << (op.sync ? "cudaMemset " : "cudaMemsetAsync ") << op.bytes << " B (device scratch)"; break;
@@ -484,7 +486,7 @@ void print_plan(const Program& p, const Plan& plan, FILE* out, bool verbose, dou
         std::fprintf(out, "  [%zu] %-16s %-8s %s  %s%s\n", i, b.name.c_str(), to_string(b.kind), human_bytes(b.bytes).c_str(), how,
                      b.kind == MemKind::Managed ? (b.managed_on_device ? ", resident on device" : ", resident on host") : "");
     }
-    std::fprintf(out, "\nscratch buffers (copies and memsets do not name buffers):\n");
+    std::fprintf(out, "\nscratch buffers (copies that name no host buffer; the device side of copies and memsets):\n");
     for (int t = 0; t < plan.issuers; ++t) {
         const Scratch& s = plan.scratch[t];
         std::string who = t == plan.issuer_thread ? std::string("GPU-task issuer") : "thread " + std::to_string(t) + " '" + p.threads[t].name + "'";
