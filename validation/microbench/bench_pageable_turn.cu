@@ -6,7 +6,9 @@
 // time, so the source stays cache-warm) and per mode, n reps of: a first copy, a stream sync, 20 us
 // of host spin, the timed copy, a stream sync, 20 us of host spin. Modes: the timed copy an H2D or
 // a D2H, the first copy an H2D or a D2H of the same size; and an H2D after a 4 KiB D2H (does the
-// download's size matter?) and after a D2H followed by 500 us of host spin (does it wear off?).
+// download's size matter?), after a D2H followed by 500 us of host spin (does it wear off?), and
+// an upload of the very bytes the download wrote (h2d_of_d2h_bytes: the runner's anonymous copies
+// share one scratch buffer, so validation 107 does that).
 // Result (machine start 2026-12-03u): with the upload source and the download target apart, an
 // upload after a download costs what it costs after an upload (64 KiB: 7.4 us against 7-13 us);
 // the probes' slow uploads came from re-reading the bytes a pageable download had just written
@@ -36,13 +38,16 @@ void bench_pageable_turnaround(Ctx& c, json& out) {
         size_t first_bytes;  // 0: the timed copy's size
         bool timed_h2d;
         double pause_us;  // host spin between the first copy's sync and the timed copy
+        bool same = false;  // the timed upload reads the buffer the first copy (a download) wrote
     };
     const std::vector<Mode> modes = {{"h2d_after_h2d", true, 0, true, 20},      {"h2d_after_d2h", false, 0, true, 20},
                                      {"d2h_after_d2h", false, 0, false, 20},    {"d2h_after_h2d", true, 0, false, 20},
                                      {"h2d_after_small_d2h", false, 4 * KiB, true, 20},
-                                     {"h2d_after_d2h_pause", false, 0, true, 500}};
-    auto copy = [&](bool h2d, size_t b) {
-        return h2d ? cudaMemcpyAsync(d, hu, b, cudaMemcpyHostToDevice, s) : cudaMemcpyAsync(hd, d, b, cudaMemcpyDeviceToHost, s);
+                                     {"h2d_after_d2h_pause", false, 0, true, 500},
+                                     {"h2d_of_d2h_bytes", false, 0, true, 20, true}};
+    auto copy = [&](bool h2d, size_t b, bool same = false) {
+        return h2d ? cudaMemcpyAsync(d, same ? hd : hu, b, cudaMemcpyHostToDevice, s)
+                   : cudaMemcpyAsync(hd, d, b, cudaMemcpyDeviceToHost, s);
     };
     // warm-up: both directions, every size
     for (size_t b : sizes) {
@@ -51,9 +56,9 @@ void bench_pageable_turnaround(Ctx& c, json& out) {
     }
     CK(cudaStreamSynchronize(s));
     json pts = json::array();
-    std::vector<double> turn;
+    std::vector<double> turn, reread;
     for (size_t b : sizes) {
-        double after_h2d = 0;
+        double after_h2d = 0, after_d2h = 0;
         for (const Mode& m : modes) {
             std::vector<double> call, total;
             for (int r = 0; r < n; ++r) {
@@ -61,7 +66,7 @@ void bench_pageable_turnaround(Ctx& c, json& out) {
                 CK(cudaStreamSynchronize(s));
                 spin_host_us(m.pause_us);
                 const int64_t t0 = now_ns();
-                const cudaError_t e = copy(m.timed_h2d, b);
+                const cudaError_t e = copy(m.timed_h2d, b, m.same);
                 const int64_t t1 = now_ns();
                 CK(e);
                 CK(cudaStreamSynchronize(s));
@@ -72,7 +77,9 @@ void bench_pageable_turnaround(Ctx& c, json& out) {
             }
             const std::string name = m.name;
             if (name == "h2d_after_h2d") after_h2d = median(call);
+            if (name == "h2d_after_d2h") after_d2h = median(call);
             if (name == "h2d_after_d2h" && b <= 1 * MiB) turn.push_back(median(call) - after_h2d);
+            if (name == "h2d_of_d2h_bytes" && b == 64 * KiB) reread.push_back(median(call) - after_d2h);
             pts.push_back({{"mode", name}, {"bytes", b}, {"call_us", r3v(call)}, {"total_us", r3v(total)}});
             progress(c, "pageable_turnaround: %-20s %8s call %8.1f us total %8.1f us", m.name, size_str(b).c_str(),
                      median(call), median(total));
@@ -87,4 +94,6 @@ void bench_pageable_turnaround(Ctx& c, json& out) {
     out["points"] = pts;
     preview(out, "host.pageable_turnaround", median(turn), "us",
             "median over sizes <= 1 MiB of (median h2d_after_d2h call - median h2d_after_h2d call)");
+    preview(out, "host.pageable_reread", reread.empty() ? NAN : reread[0], "us",
+            "64 KiB: median h2d_of_d2h_bytes call - median h2d_after_d2h call (a lead, no parameter yet)");
 }

@@ -563,7 +563,8 @@ const std::vector<Bench>& benches() {
          {},
          "a pageable H2D call costs the same after a pageable D2H into another buffer as after an upload",
          "per size 4 KiB .. 4 MiB: n x (first copy, sync, host spin, timed pageable copy, sync): H2D or D2H after "
-         "an H2D or a D2H of the same size, after a 4 KiB D2H, after a D2H and 500 us of host spin",
+         "an H2D or a D2H of the same size, after a 4 KiB D2H, after a D2H and 500 us of host spin, and an H2D of the "
+         "bytes the D2H wrote",
          bench_pageable_turnaround},
     };
     return v;
