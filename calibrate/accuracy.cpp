@@ -76,11 +76,30 @@ private:
 };
 }  // namespace
 
+namespace {
+// Whether the runner that wrote a measured file made copies on the host buffers they name (from
+// 2026-12-03w, metadata.emulation says so); the runners before made them on scratch.
+bool names_host_buffers(const nlohmann::json& md) {
+    const auto e = md.is_object() ? md.find("emulation") : md.end();
+    if (!md.is_object() || e == md.end() || !e->is_array()) return false;
+    for (const auto& x : *e)
+        if (x.is_string() && x.get<std::string>().starts_with("copies use the host buffer they name")) return true;
+    return false;
+}
+
+bool has_named_pageable_copy(const Program& p) {
+    for (const Op& o : p.ops)
+        if (o.kind == OpKind::Memcpy && o.buffer >= 0 && o.host_mem == MemKind::Pageable) return true;
+    return false;
+}
+}  // namespace
+
 AccuracyReport validate_against(const std::vector<std::string>& dirs, const std::string& scenario_dir, double max_median,
                                 double max_single) {
     std::map<std::string, std::vector<double>> runs;
     std::map<std::string, int> starts;
     size_t files_read = 0, residue = 0;
+    std::map<std::string, size_t> scratch_files;  // per scenario: files from a runner that ignored named host buffers
     for (const auto& d : dirs) {
         fs::path m = fs::path(d) / "measured";
         if (!fs::is_directory(m)) throw InputError({d}, "no measured/ folder of runner results here");
@@ -117,6 +136,7 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
             const auto md = j.find("metadata");
             if (md != j.end() && md->is_object() && md->value("timing", "") == "cupti" && !md->contains("uninstrumented_process"))
                 ++residue;
+            if (!names_host_buffers(md == j.end() ? nlohmann::json() : *md)) ++scratch_files[name];
         }
     }
     AccuracyReport rep;
@@ -128,6 +148,8 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
         a.name = name;
         fs::path yaml = fs::path(scenario_dir) / (name + ".yaml");
         Scenario sc = load_scenario(yaml.string());
+        if (const auto it = scratch_files.find(name); it != scratch_files.end() && has_named_pageable_copy(sc.program))
+            rep.scratch_copies += it->second;
         const Timeline t = simulate(sc.program, sc.profile);
         a.predicted_ns = static_cast<double>((t.end_to_end - t.measured_from).ps()) / 1000.0;  // the measured iteration
         a.measured_ns = median(v);

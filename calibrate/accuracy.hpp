@@ -30,6 +30,11 @@ struct AccuracyReport {
     // CUPTI attached for the instrumented ones (hetsim-runner before 2026-12-02f: no
     // metadata.uninstrumented_process), which stays slower (graphs 6-27%, docs/model.md Rule 7).
     size_t files = 0, cupti_residue = 0;
+    // Measured files of scenarios with named pageable copies made by a runner that copied through
+    // its thread's scratch buffer instead (hetsim-runner before 2026-12-03w: no metadata.emulation
+    // entry "copies use the host buffer they name"), where an upload after a download re-read the
+    // bytes the download had just written (validation/runner/README.md).
+    size_t scratch_copies = 0;
 };
 
 // `measurement_dirs`: folders with measured/NN_topic.json; scenarios are read from

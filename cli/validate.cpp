@@ -30,6 +30,11 @@ void print_report(const calib::AccuracyReport& r, double max_median, double max_
                     "(hetsim-runner before 2026-12-02f), which stays slower: their graph scenarios read 6-27%% slow "
                     "(docs/model.md Rule 7)\n",
                     r.cupti_residue, r.files);
+    if (rows && r.scratch_copies)
+        std::printf("note: %zu of the %zu measured files are of scenarios with named pageable copies that the runner made on "
+                    "its scratch buffer (hetsim-runner before 2026-12-03w): an upload after a download there re-read the "
+                    "bytes the download had just written (validation/runner/README.md)\n",
+                    r.scratch_copies, r.files);
 }
 }  // namespace
 

@@ -89,6 +89,20 @@ TEST_CASE("accuracy: counts the measured files whose uninstrumented runs shared 
     CHECK(clean.cupti_residue == 0);
 }
 
+TEST_CASE("accuracy: counts the measured files whose named pageable copies the runner made on its scratch") {
+    const std::string root = HETSIM_SOURCE_DIR;
+    // 2026-12-03s: the runner of then made every pinned or pageable copy on its thread's scratch;
+    // 17 of the 120 validation scenarios name a pageable host buffer in a copy (13, 15, 37, 51, 62,
+    // 65, 66, 76, 87, 88, 89, 92, 93, 95, 99, 104, 112). 2026-12-03w: 15 of them, on the runner
+    // that uses the named buffer.
+    AccuracyReport old = validate_against({root + "/validation/measurements/h200/2026-12-03s"}, root + "/scenarios/validation");
+    CHECK(old.files == 120);
+    CHECK(old.scratch_copies == 17);
+    AccuracyReport fixed = validate_against({root + "/validation/measurements/h200/2026-12-03w"}, root + "/scenarios/validation");
+    CHECK(fixed.files == 15);
+    CHECK(fixed.scratch_copies == 0);
+}
+
 TEST_CASE("accuracy: leave-one-start-out refuses one start and a start without its microbenchmarks") {
     const std::string root = HETSIM_SOURCE_DIR;
     const std::string c = root + "/validation/measurements/h200/2026-11-30c";
