@@ -22,6 +22,15 @@ public:
         if (single_) return base;
         return call_among(t, base, now);
     }
+    // Thread t waits in a sync call from `from`, spinning (not blocking-sync scheduling): the other
+    // threads' calls contend with it (host.spin_contention) until unspin(t, at) says when it returns.
+    void spin(uint32_t t, Time from) {
+        spin_from_[t] = from;
+        spin_until_[t] = Time::max();
+    }
+    void unspin(uint32_t t, Time at) { spin_until_[t] = at; }
+    // Whether a blocked stream/device sync (and a blocking copy) spins.
+    bool spins() const { return !blocking_sync_; }
     // GPU work done -> a blocked stream/device sync returns (spin or blocking-sync scheduling).
     Time sync_wakeup() const { return blocking_sync_ ? hw_.blocking_sync_wakeup : hw_.sync_wakeup; }
     // An event sync: an event without cudaEventBlockingSync spins even under blocking-sync scheduling.
@@ -36,6 +45,7 @@ private:
     const HwProfile& hw_;
     const bool blocking_sync_, cold_start_;
     std::vector<Time> call_end_;  // per thread: end of its current API call
+    std::vector<Time> spin_from_, spin_until_;  // per thread: its current (or last) spinning sync wait
     const bool single_ = call_end_.size() == 1;  // one host thread
     std::vector<uint8_t> loaded_;  // per label: module loaded
 };

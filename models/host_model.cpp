@@ -4,9 +4,10 @@
 
 namespace hetsim {
 
-Time contended_call(const HwProfile& p, Time base, uint32_t others) {
-    if (others == 0 || p.launch_contention <= 0) return base;
-    return Time::ps_of(static_cast<double>(base.ps()) * (1.0 + p.launch_contention * others));
+Time contended_call(const HwProfile& p, Time base, uint32_t others, uint32_t spinning) {
+    const double f = p.launch_contention * others + p.spin_contention * spinning;
+    if (f <= 0) return base;
+    return Time::ps_of(static_cast<double>(base.ps()) * (1.0 + f));
 }
 
 Time host_func_latency(const HwProfile& p, Time idle) {

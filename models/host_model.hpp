@@ -10,7 +10,8 @@ namespace hetsim {
 
 // A call of `base` host time while `others` other host threads are inside API calls: calls
 // contend in the driver, host.launch_contention each.
-Time contended_call(const HwProfile& p, Time base, uint32_t others);
+// `spinning` other threads wait in a sync call by spinning (not blocking-sync scheduling), host.spin_contention each.
+Time contended_call(const HwProfile& p, Time base, uint32_t others, uint32_t spinning = 0);
 
 // How long after its preceding work a host callback starts, when the driver's callback thread
 // returned from its last callback `idle` before that work ended (negative: it was still in one;

@@ -29,6 +29,7 @@ struct HwProfile {
         sync_call_cost, prefetch_call_cost;
     Time sync_wakeup;  // GPU work done -> blocked host call returns
     double launch_contention = 0;  // API call cost x (1 + this x other threads inside API calls)
+    double spin_contention = 0;    // ... and x (1 + this x other threads spinning in a sync wait)
     // Pageable copies: the host stages through pinned bounce buffers at its own memcpy speed.
     uint64_t pageable_h2d_bw = 0, pageable_d2h_bw = 0, staging_chunk = 0;
     // Pinned copies: fixed cost + bytes / bandwidth, one copy engine queue per direction.

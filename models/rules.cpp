@@ -12,7 +12,7 @@ HwProfile effective_profile(const HwProfile& in) {
     if (!r.small_kernel_floor) p.kernel_min_duration = p.launch_latency = Time{};
     if (!r.launch_queue) p.launch_queue_depth = 0;
     if (!r.hw_queues) p.hw_queues = 0;
-    if (!r.launch_contention) p.launch_contention = 0;
+    if (!r.launch_contention) p.launch_contention = 0, p.spin_contention = 0;
     if (!r.module_loading) p.module_load_cost = Time{};
     if (!r.sync_wakeup) p.sync_wakeup = p.blocking_sync_wakeup = p.pageable_d2h_wakeup = p.staging_lock_wakeup =
         p.staging_lock_wakeup_spread = Time{};

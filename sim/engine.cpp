@@ -71,6 +71,7 @@ struct ThreadState {
     Cause wait_cause;
     Cause next_cause;           // why the next op may start (program order by default)
     bool resume = false;        // the wait is the first part of the current call (pageable_sync)
+    bool spinning = false;      // the current wait spins (HostThreads::spin)
     bool presynced = false;     // the current call's stream sync is done
     Time ended;                 // when its last op's host phase ends (once it has run it)
     bool at_barrier = false;    // the current sync is a barrier's: the thread then waits for the others
@@ -324,14 +325,16 @@ private:
             case OpKind::StreamSync: {
                 targets_.clear();
                 binder_.stream_tail(op.stream, [&](int32_t o) { targets_.push_back(o); });
-                return block_on(t, i, targets_.data(), targets_.data() + targets_.size(), call + hw_.sync_call_cost, host_.sync_wakeup());
+                return block_on(t, i, targets_.data(), targets_.data() + targets_.size(), call + hw_.sync_call_cost, host_.sync_wakeup(),
+                                host_.spins());
             }
             case OpKind::EventSync: {
                 const int32_t rec = binder_.event_last(op.event);
                 if (rec < 0) warn_unrecorded(i);
-                return block_on(t, i, &rec, &rec + 1, call + hw_.sync_call_cost, host_.event_wakeup(pg_.events[op.event]));
+                return block_on(t, i, &rec, &rec + 1, call + hw_.sync_call_cost, host_.event_wakeup(pg_.events[op.event]),
+                                !pg_.events[op.event].blocking_sync);
             }
-            case OpKind::DeviceSync: return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup());
+            case OpKind::DeviceSync: return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup(), host_.spins());
             case OpKind::HostFunc: return async_call(t, i, hw_.host_func_call_cost);
             case OpKind::GraphLaunch: {
                 // The first launch of an executable uploads it to the device (Rule 7).
@@ -385,7 +388,7 @@ private:
             }
             case OpKind::Barrier:
                 threads_[t].at_barrier = true;
-                return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup());
+                return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup(), host_.spins());
             case OpKind::Join: {
                 const uint32_t target = static_cast<uint32_t>(op.target);
                 if (!thread_done(target)) {
@@ -486,7 +489,7 @@ private:
             });
             if (!targets_.empty()) {
                 th.resume = true;
-                return block_on(t, i, targets_.data(), targets_.data() + targets_.size(), now_, host_.sync_wakeup());
+                return block_on(t, i, targets_.data(), targets_.data() + targets_.size(), now_, host_.sync_wakeup(), host_.spins());
             }
         }
         th.presynced = false;
@@ -529,7 +532,7 @@ private:
             const Time unstage = pageable_unstage_time(hw_, op, dma_rows(pg_.site(op), op.bytes), host_pitch(pg_.site(op), op.dir));
             return block_on(t, i, &self, &self + 1, start, unstage + (behind ? hw_.pageable_d2h_wakeup : host_.sync_wakeup()));
         }
-        if (sync_call_waits(op)) return block_on(t, i, &self, &self + 1, start, host_.sync_wakeup());
+        if (sync_call_waits(op)) return block_on(t, i, &self, &self + 1, start, host_.sync_wakeup(), host_.spins());
         finish_host(t, i, start);
     }
 
@@ -610,9 +613,13 @@ private:
         for (const Blocked& b : done) release_blocked(Release{true, b, end + hw_.join_wakeup, i}, CauseKind::Thread, Time{});
     }
 
-    // Blocks thread t in op i until every op in [first, last) (-1 = none) has finished its GPU phase.
-    void block_on(uint32_t t, uint32_t i, const int32_t* first, const int32_t* last, Time min_end, Time wake_after) {
+    // Blocks thread t in op i until every op in [first, last) (-1 = none) has finished its GPU phase;
+    // `spins`: the thread spins while it waits (host.spin_contention on the other threads' calls).
+    void block_on(uint32_t t, uint32_t i, const int32_t* first, const int32_t* last, Time min_end, Time wake_after,
+                  bool spins = false) {
         ThreadState& th = threads_[t];
+        th.spinning = spins;
+        if (spins) host_.spin(t, now_);
         th.wait_count = 0;
         th.wait_min_end = min_end;
         th.wake_extra = wake_after;
@@ -627,10 +634,10 @@ private:
     }
 
     // The same for every stream's last work (device sync; cudaFree).
-    [[gnu::noinline]] void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after) {
+    [[gnu::noinline]] void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after, bool spins = false) {
         targets_.clear();
         binder_.device_tail([&](int32_t o) { targets_.push_back(o); });
-        block_on(t, i, targets_.data(), targets_.data() + targets_.size(), min_end, wake_after);
+        block_on(t, i, targets_.data(), targets_.data() + targets_.size(), min_end, wake_after, spins);
     }
 
     void note_wait(ThreadState& th, uint32_t g, Time end) {
@@ -648,6 +655,7 @@ private:
             end = th.wait_done + th.wake_extra;
             r.host_cause = th.wait_cause;
         }
+        if (th.spinning) th.spinning = false, host_.unspin(t, end);
         if (th.resume) {  // the wait was the first part of the call: run the rest at `end`
             th.resume = false;
             th.presynced = true;

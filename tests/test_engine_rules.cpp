@@ -726,6 +726,53 @@ threads:
     check_host(off, "stream_sync:s", Time{}, us(50));
 }
 
+TEST_CASE("rule 6: a call costs more while another thread spins in a sync, not while it sleeps in one", "[engine][rules]") {
+    const std::string hw = R"(  host.launch_cost: 4us
+  host.memcpy_call_cost: 2us
+  host.sync_call_cost: 0us
+  host.sync_wakeup: 1us
+  host.launch_contention: 0.5
+  host.spin_contention: 0.25
+)";
+    const std::string body = R"(streams: [sa, sb]
+threads:
+  a:
+    - kernel: ka
+      stream: sa
+      duration: 100us
+    - stream_sync: sa
+  b:
+    - host: work
+      duration: 20us
+    - memcpy_async: up
+      direction: h2d
+      memory: pinned
+      bytes: 4KiB
+      stream: sb
+    - host: more
+      duration: 10us
+    - kernel: kb
+      stream: sb
+      duration: 10us
+)";
+    // Thread a launches ka (0-4: b is in host work, no call) and spins in its sync from 4 until
+    // ka's end + the 1 us wake-up. Thread b's copy call at 20 costs 2 x (1 + 0.25) = 2.5 us
+    // (one thread spinning, none inside a call), its launch at 32.5 costs 4 x 1.25 = 5 us.
+    Sim spin = run_with(hw, body);
+    check_host(spin, "ka", us(0), us(4));
+    check_host(spin, "up", us(20), ns(22500));
+    check_host(spin, "kb", ns(32500), ns(37500));
+    check_host(spin, "stream_sync:sa", us(4), spin.op("ka").gpu_end + us(1));
+    // Blocking-sync scheduling: a sleeps in its sync, so b's calls cost their base.
+    Sim sleep = run_with(hw, "options: {sync: blocking}\n" + body);
+    check_host(sleep, "up", us(20), us(22));
+    check_host(sleep, "kb", us(32), us(36));
+    // rules.launch_contention off takes both contentions away.
+    Sim off = run_with(hw + "  rules.launch_contention: off\n", body);
+    check_host(off, "up", us(20), us(22));
+    check_host(off, "kb", us(32), us(36));
+}
+
 // Rule 6's callbacks: 20 us after work done within 50 us of the last callback's return, rising
 // over 100 us of idle time to 40 us.
 const std::string kCallbackHw = R"(  host.launch_cost: 1us
