@@ -74,9 +74,7 @@ private:
     bool had_ = false;
     std::string old_;
 };
-}  // namespace
 
-namespace {
 // Whether the runner that wrote a measured file made copies on the host buffers they name (from
 // 2026-12-03w, metadata.emulation says so); the runners before made them on scratch.
 bool names_host_buffers(const nlohmann::json& md) {

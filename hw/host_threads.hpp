@@ -28,7 +28,10 @@ public:
         spin_from_[t] = from;
         spin_until_[t] = Time::max();
     }
-    void unspin(uint32_t t, Time at) { spin_until_[t] = at; }
+    // Thread t's wait ends at `at`: closes its spin if one is open (a sleeping wait has none).
+    void unspin(uint32_t t, Time at) {
+        if (spin_until_[t] == Time::max()) spin_until_[t] = at;
+    }
     // Whether a blocked stream/device sync (and a blocking copy) spins.
     bool spins() const { return !blocking_sync_; }
     // GPU work done -> a blocked stream/device sync returns (spin or blocking-sync scheduling).
@@ -45,7 +48,8 @@ private:
     const HwProfile& hw_;
     const bool blocking_sync_, cold_start_;
     std::vector<Time> call_end_;  // per thread: end of its current API call
-    std::vector<Time> spin_from_, spin_until_;  // per thread: its current (or last) spinning sync wait
+    // Per thread: its current (until max) or last spinning sync wait; from max: none yet.
+    std::vector<Time> spin_from_, spin_until_;
     const bool single_ = call_end_.size() == 1;  // one host thread
     std::vector<uint8_t> loaded_;  // per label: module loaded
 };

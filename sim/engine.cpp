@@ -71,7 +71,6 @@ struct ThreadState {
     Cause wait_cause;
     Cause next_cause;           // why the next op may start (program order by default)
     bool resume = false;        // the wait is the first part of the current call (pageable_sync)
-    bool spinning = false;      // the current wait spins (HostThreads::spin)
     bool presynced = false;     // the current call's stream sync is done
     Time ended;                 // when its last op's host phase ends (once it has run it)
     bool at_barrier = false;    // the current sync is a barrier's: the thread then waits for the others
@@ -618,7 +617,6 @@ private:
     void block_on(uint32_t t, uint32_t i, const int32_t* first, const int32_t* last, Time min_end, Time wake_after,
                   bool spins = false) {
         ThreadState& th = threads_[t];
-        th.spinning = spins;
         if (spins) host_.spin(t, now_);
         th.wait_count = 0;
         th.wait_min_end = min_end;
@@ -655,7 +653,7 @@ private:
             end = th.wait_done + th.wake_extra;
             r.host_cause = th.wait_cause;
         }
-        if (th.spinning) th.spinning = false, host_.unspin(t, end);
+        host_.unspin(t, end);
         if (th.resume) {  // the wait was the first part of the call: run the rest at `end`
             th.resume = false;
             th.presynced = true;

@@ -225,10 +225,11 @@ Plan make_plan(const Program& p, const std::string& file, const std::string& sce
                 uint64_t& dev = op.dir == CopyDir::H2D ? s.dev_dst : s.dev_src;
                 dev = std::max(dev, op.dir == CopyDir::H2D ? dst : src);
                 // A copy that names its host buffer uses it (the buffer is allocated on its own).
-                if (op.buffer >= 0) {
-                } else if (op.host_mem == MemKind::Pinned) s.pinned = std::max(s.pinned, host);
-                else if (op.host_mem == MemKind::Pageable) s.pageable = std::max(s.pageable, host);
-                else if (op.host_mem == MemKind::Managed) s.managed = std::max(s.managed, host);
+                if (op.buffer < 0) {
+                    if (op.host_mem == MemKind::Pinned) s.pinned = std::max(s.pinned, host);
+                    else if (op.host_mem == MemKind::Pageable) s.pageable = std::max(s.pageable, host);
+                    else if (op.host_mem == MemKind::Managed) s.managed = std::max(s.managed, host);
+                }
             }
         } else if (op.kind == OpKind::Memset) {
             s.dev_dst = std::max(s.dev_dst, op.bytes);
