@@ -57,6 +57,8 @@ public:
             sink_.after_event_work();
         }
     }
+    // Whether memory-bound batches run: only they feel the copy engines (copies_running).
+    bool memory_bound_running() const { return !mem_batches_.empty(); }
     // Integral over time of (used threads / all threads), in ps.
     double thread_occupancy_ps() const { return occupancy_ps_; }
 

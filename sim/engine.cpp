@@ -223,8 +223,10 @@ public:
     void finish_at(uint32_t op, Time at) { q_.push(at, prio(kGpuDone), kGpuDone, op); }
     void host_returns(uint32_t thread, uint32_t op, Time at) { finish_host(thread, op, at); }
     void after_event_work() { after_ = 1; }
+    // The SMs hear of the copy engines only while memory-bound batches run, the only ones the
+    // copies slow; after an event that may have started one, after_event() tells them again.
     void copy_engines_changed() {
-        if (copy_hbm_) sms_.copies_running(copies_.dma_busy(CopyDir::H2D), copies_.dma_busy(CopyDir::D2H));
+        if (copy_hbm_ && sms_.memory_bound_running()) note_copies();
     }
     void finished(uint32_t i) {
         const Op& op = ops_[i];
@@ -241,9 +243,12 @@ private:
     // thread's run (rule 8), the SMs' memory-bound kernels when they changed (after_event_work).
     [[gnu::noinline]] void after_event() {
         if (faulting_ > 0) rescale_cpu_faults();
+        if (copy_hbm_) note_copies();
         sms_.after_event();
         after_ = faulting_ > 0;
     }
+
+    void note_copies() { sms_.copies_running(copies_.dma_busy(CopyDir::H2D), copies_.dma_busy(CopyDir::D2H)); }
 
     // ------------------------------------------------------------ host threads
     // Thread t's next step.
