@@ -208,15 +208,16 @@ public:
     OpRecord* records() { return rec_; }
     // A copy engine's next completion (a = its direction) and the first batches' (a = batch)
     // wait in unit slots: the unit asks again only to move it (a rescale), so the event it
-    // replaces never runs. One past the time limit or at the end of the range still goes to the
-    // queue, so that the run stops there as when every superseded event ran (and did nothing).
+    // replaces never runs. One past the time limit or at the end of the range goes to the queue
+    // instead (and empties the slot), so that the run stops there as when every superseded event
+    // ran (and did nothing): a slot never holds such an event, and a rescale drops what it holds.
     void wake(UnitId unit, Time at, uint32_t a, uint32_t b) {
         const EvType t = unit == UnitId::CopyEngines ? kCopyDone : kBatchDone;
         const uint32_t k = unit == UnitId::CopyEngines ? a : a < kBatchSlots ? kFirstBatchSlot + a : EventQueue::kSlots;
         if (k == EventQueue::kSlots) return q_.push(at, prio(t), t, a, b);
-        if (q_.slot_busy(k)) {
-            const SimEvent& old = q_.slot(k);
-            if (old.time > last_quiet_ps_) q_.requeue(old);
+        if (at.ps() > last_quiet_ps_) [[unlikely]] {
+            q_.clear_slot(k);
+            return q_.push(at, prio(t), t, a, b);
         }
         q_.set_slot(k, at, prio(t), t, a, b);
     }

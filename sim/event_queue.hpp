@@ -36,7 +36,7 @@ public:
     // call for the run loop's empty() and pop(). Each of the three earliest orders (slots, near,
     // heap) is kNone when that part is empty, so it compares them with no test of which parts
     // hold events. The event is read where it waited, with no copy: the pointer is good until
-    // the next push(), set_slot() or requeue(), which may write there.
+    // the next push() or set_slot(), which may write there.
     // Every near event is before every heap event (insert() keeps it so), so while near events
     // wait the earliest of them is the queue's: one comparison with the slots' earliest, and the
     // heap's earliest is compared only once the near events are gone.
@@ -68,8 +68,12 @@ public:
         if (o < min_order_) min_ = k, min_order_ = o;
         else if (was_min) rescan();  // the earliest slot moved later
     }
-    // Puts an event (a slot's, before set_slot replaces it) into the queue with its own key.
-    void requeue(const SimEvent& e) { insert(e); }
+    // Drops slot k's event, if any: it never pops.
+    void clear_slot(uint32_t k) {
+        if (!slot_busy(k)) return;
+        busy_ &= ~(1u << k);
+        if (min_ == k) rescan();
+    }
     void reserve(size_t n) { heap_.reserve(n); }
 
 private:

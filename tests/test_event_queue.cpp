@@ -41,24 +41,24 @@ TEST_CASE("event queue: a slot's event pops by time, then priority, then sequenc
     CHECK(order == std::vector<uint32_t>{103, 101, 104, 102, 100});
 }
 
-TEST_CASE("event queue: a replaced slot event never pops; a requeued one pops with its own key") {
+TEST_CASE("event queue: a replaced or cleared slot event never pops") {
     EventQueue q;
     q.set_slot(0, Time::ps(50), 0, 3, 1);  // a copy's completion at 50 ...
     q.push(Time::ps(20), 1, 4, 2);
     q.set_slot(0, Time::ps(10), 0, 3, 3);  // ... rescaled to 10: the one at 50 is gone
-    q.set_slot(1, Time::ps(40), 0, 3, 4);
-    const SimEvent old = q.slot(1);
-    q.requeue(old);                        // kept in the queue (as the engine does past its time limit)
-    q.set_slot(1, Time::ps(30), 0, 3, 5);  // and replaced in its slot
+    q.set_slot(1, Time::ps(5), 0, 3, 4);   // the earliest slot ...
+    q.clear_slot(1);                       // ... cleared (the engine then pushes its event instead)
+    q.push(Time::ps(40), 0, 3, 5);
+    q.clear_slot(2);                       // an empty slot: nothing happens
     std::vector<std::pair<int64_t, uint32_t>> got;
     while (!q.empty()) {
         const SimEvent e = q.pop();
         got.emplace_back(e.time, e.a);
     }
-    CHECK(got == std::vector<std::pair<int64_t, uint32_t>>{{10, 3}, {20, 2}, {30, 5}, {40, 4}});
+    CHECK(got == std::vector<std::pair<int64_t, uint32_t>>{{10, 3}, {20, 2}, {40, 5}});
 }
 
-TEST_CASE("event queue: random pushes, slot writes and pops match a sorted reference") {
+TEST_CASE("event queue: random pushes, slot writes, slot clears and pops match a sorted reference") {
     std::mt19937 rng(7);
     for (int round = 0; round < 50; ++round) {
         EventQueue q;
@@ -70,7 +70,7 @@ TEST_CASE("event queue: random pushes, slot writes and pops match a sorted refer
         uint32_t next_a = 0;
         size_t pops = 0;
         for (int step = 0; step < 400; ++step) {
-            const uint32_t what = rng() % 4;
+            const uint32_t what = rng() % 5;
             const int64_t t = now + static_cast<int64_t>(rng() % 50);
             const uint32_t prio = rng() % 3;
             if (what == 0) {  // into the queue (often more than the near array's 16 entries)
@@ -83,6 +83,11 @@ TEST_CASE("event queue: random pushes, slot writes and pops match a sorted refer
                 slot_ref[k] = Ref{t, prio, seq++, next_a++};
                 slot_live[k] = true;
                 ref.insert(slot_ref[k]);
+            } else if (what == 4) {  // a slot emptied: its event never pops
+                const uint32_t k = rng() % EventQueue::kSlots;
+                if (slot_live[k]) ref.erase(slot_ref[k]);
+                slot_live[k] = false;
+                q.clear_slot(k);
             } else if (!ref.empty()) {  // run the earliest event
                 REQUIRE(!q.empty());
                 const SimEvent e = q.pop();
