@@ -802,8 +802,11 @@ TEST_CASE("calibrate: graph.upload_per_node from graph_instantiate's first launc
     CHECK(c.find("graph.upload_per_node")->source.rfind("fit: graph_instantiate", 0) == 0);
 }
 
-TEST_CASE("calibrate: graph.node_gap pools graph_node_grids; graph.node_gap_ramp from graph_node_work") {
-    hetsim::calib::MicrobenchFile f = committed();
+TEST_CASE("calibrate: graph.node_gap pools graph_node_grids, graph.node_gap_ramp from graph_node_work") {
+    // A start with the graphs section (2026-11-30c), under which the node-gap fits sit; the
+    // sections below replace its own (it has none of them).
+    hetsim::calib::MicrobenchFile f =
+        hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-11-30c/microbench.json").string());
     const double md = value_of(hetsim::calib::calibrate({f}), "kernel.min_duration") * 1e-6;  // us
     // graph_nodes: one run of 5 spin-kernel nodes, gaps of 0.9 us (4 samples).
     json st = json::array(), en = json::array();

@@ -81,7 +81,7 @@ threads:
     check_gpu(off, "up", Time{}, us(1000));
 }
 
-TEST_CASE("rule 1: a pinned H2D beside a pageable D2H slows more; the reverse does not", "[engine][rules]") {
+TEST_CASE("rule 1: a pinned H2D beside a pageable D2H slows more, the reverse does not", "[engine][rules]") {
     Sim s = run_with(R"(  rules.duplex: on
   copy.duplex_factor: 2
   copy.pageable_contention: 3
@@ -368,7 +368,7 @@ threads:
     }
 }
 
-TEST_CASE("rule 2: a pageable download holds the staging lock from its call; a waiter wakes late", "[engine][rules]") {
+TEST_CASE("rule 2: a pageable download holds the staging lock from its call, a waiter wakes late", "[engine][rules]") {
     const std::string hw = R"(  host.pageable_d2h_bandwidth: 2GB/s
   copy.d2h.bandwidth: 10GB/s
   host.staging_chunk: 100KB
@@ -489,7 +489,7 @@ threads:
     check_gpu(run_with("  gpu.max_kernels: 2\n  rules.kernel_limit: off\n", body), "k[2]", Time{}, us(10));
 }
 
-TEST_CASE("rule 4: priorities choose who takes freed room; off, ready order does", "[engine][rules]") {
+TEST_CASE("rule 4: priorities choose who takes freed room, off, ready order does", "[engine][rules]") {
     const std::string body = R"(streams:
   a: {}
   b: {}
@@ -688,7 +688,7 @@ threads:
     check_host(run_with(hw + "  rules.module_loading: off\n", "options: {cold_start: true}\n" + body), "b", us(2), us(3));
 }
 
-TEST_CASE("rule 6: blocking-sync scheduling wakes syncs later; events spin unless flagged", "[engine][rules]") {
+TEST_CASE("rule 6: blocking-sync scheduling wakes syncs later, events spin unless flagged", "[engine][rules]") {
     const std::string hw = "  host.sync_wakeup: 2us\n  host.blocking_sync_wakeup: 100us\n";
     const std::string body = R"(streams: [s]
 events:
@@ -904,7 +904,7 @@ threads:
 )";
 }  // namespace
 
-TEST_CASE("rule 7: a graph costs one instantiation and one cheap launch; nodes follow closely", "[engine][rules]") {
+TEST_CASE("rule 7: a graph costs one instantiation and one cheap launch, nodes follow closely", "[engine][rules]") {
     Sim s = run_with(kGraphHw, kGraphBody);
     // Instantiate 3 nodes x 3 us = 0-9. Launch 2 + 3 x 1 = 5 us: 9-14; the graph starts at
     // 14 + launch latency 4 = 18. a 18-28; b after a + node gap 1: 29-49; the memset node
@@ -917,7 +917,7 @@ TEST_CASE("rule 7: a graph costs one instantiation and one cheap launch; nodes f
     check_end(s, us(53));
 }
 
-TEST_CASE("rule 7: the first launch of an executable uploads it; later launches and rules.graphs off do not", "[engine][rules]") {
+TEST_CASE("rule 7: the first launch of an executable uploads it, later launches and rules.graphs off do not", "[engine][rules]") {
     const std::string hw = kGraphHw + "  graph.upload_per_node: 2us\n";
     const std::string body = R"(streams: [s]
 graphs:
@@ -1163,7 +1163,7 @@ graphs:
 )";
 }  // namespace
 
-TEST_CASE("rule 7: each graph_instantiate makes its own executable; launches of different ones run side by side", "[engine][rules]") {
+TEST_CASE("rule 7: each graph_instantiate makes its own executable, launches of different ones run side by side", "[engine][rules]") {
     const std::string hw = kGraphHw + "  graph.relaunch_gap: 3us\n  rules.launch_contention: off\n";
     // Four threads each instantiate g and launch their own executable on their own stream.
     Sim own = run_with(hw, kFourStreamsGraph + R"(threads:
@@ -1267,7 +1267,7 @@ threads:
 
 // ---------------------------------------------------------------- rule 8: unified memory
 
-TEST_CASE("rule 8: managed memory is tracked per block; a partial prefetch leaves faults", "[engine][rules]") {
+TEST_CASE("rule 8: managed memory is tracked per block, a partial prefetch leaves faults", "[engine][rules]") {
     const std::string hw = R"(  um.block_size: 2MiB
   um.prefetch_h2d_bandwidth: 1GB/s
   um.fault_bandwidth: 0.5GB/s
@@ -1313,7 +1313,7 @@ threads:
 
 // ---------------------------------------------------------------- rule 9: allocation calls
 
-TEST_CASE("rule 9: allocation calls cost host time; cudaFree waits for the device", "[engine][rules]") {
+TEST_CASE("rule 9: allocation calls cost host time, cudaFree waits for the device", "[engine][rules]") {
     const std::string hw = R"(  host.launch_cost: 1us
   host.malloc_cost: 100us
   host.free_cost: 50us

@@ -107,7 +107,7 @@ TEST_CASE("html: hetsim compare --report shows both timelines, the metrics and t
                       Contains("host phases against the median uninstrumented run's host stamps"));
 }
 
-TEST_CASE("html: why the GPU idles and the suggestions follow the timeline; the caller's extra sections the metrics") {
+TEST_CASE("html: why the GPU idles and the suggestions follow the timeline, the caller's extra sections the metrics") {
     const Scenario sc = load_scenario("scenarios/seeds/double_buffer.yaml");
     const Timeline t = simulate(sc.program, sc.profile);
     const report::Analysis a = report::analyze(sc.program, t);

@@ -185,7 +185,7 @@ TEST_CASE("outputs: symbolic links, FIFOs and device nodes are refused and left 
     CHECK(fs::is_character_file("/dev/full"));
 }
 
-TEST_CASE("outputs: one command's outputs are written all or none; two outputs may not share a file") {
+TEST_CASE("outputs: one command's outputs are written all or none, two outputs may not share a file") {
     Inputs d("all");
     const std::string s = d.scenario;
     const std::string t = d.keep("t.json"), j = d.keep("r.json");

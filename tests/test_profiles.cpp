@@ -203,7 +203,7 @@ TEST_CASE("profiles: a profile read before is read again once a file of its base
     CHECK(load_profile(top, {}).sm_count == 64);
 }
 
-TEST_CASE("profiles: without a base, switches and neutral rule parameters take their defaults; the rest is required") {
+TEST_CASE("profiles: without a base, switches and neutral rule parameters take their defaults, the rest is required") {
     ProfileDir d;
     // Every required parameter of h200, nothing else.
     const HwProfile h200 = load_profile("h200", {});

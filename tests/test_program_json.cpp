@@ -186,7 +186,7 @@ TEST_CASE("program json: host queues, flags, thread start and join, graph nodes 
     for (const OpRecord& r : t.ops) CHECK(r.has_host());
 }
 
-TEST_CASE("program json: each launch carries its executable graph; version 3 files get it by the rule") {
+TEST_CASE("program json: each launch carries its executable graph, version 3 files get it by the rule") {
     // Two threads each instantiate g and launch their own executable. A program may also name
     // any other executable of the launch's graph (the frontend writes the one its rule gives).
     const std::string yaml = R"(streams: {s: {count: 3}}
