@@ -1354,9 +1354,13 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
                 if (kind.at(i).str() == "stream") out.push_back(us[i]);
             return out;
         });
-        med_time("host.blocking_sync_wakeup", w,
-                 "blocking_sync median (stream sync return - 1 ms kernel's end stamp) over the second half of the samples "
-                 "(steady state), cudaDeviceScheduleBlockingSync child process");
+        // A check since the steady sweep (2026-12-03aa): the wake-up follows how long the thread
+        // slept and what it slept before, and this phase mixes stream syncs with event syncs that
+        // spin; fit_blocking_sleep fits the four blocking-sync parameters from the steady sweep.
+        if (!w.empty())
+            b.cal.checks.push_back("blocking_sync: stream sync wake-up after 1 ms kernels (between event syncs, the second half) "
+                                   "median " + us_text(pool.guard("blocking_sync", [&] { return fit::median(w); })) +
+                                   "; the blocking-sync wake-ups are fitted from the steady sweep only");
     } else absent.push_back("blocking_sync");
     if (std::vector<J> pc = pool.maybe("pageable_contention"); !pc.empty()) {
         std::vector<double> ratios, all;
@@ -2043,32 +2047,7 @@ void fit_host_func_wait(const Pool& pool, Builder& b) {
                                " callbacks with an idle time, or one idle time only; the callback latencies keep the base values");
         return;
     }
-    auto median_of = [&](size_t lo, size_t hi) {  // latencies of s[lo, hi)
-        std::vector<double> v;
-        for (size_t k = lo; k < hi; ++k) v.push_back(s[k].second);
-        return fit::median(v);
-    };
-    // The medians of every prefix and suffix the grid asks for, each computed once (the grid has
-    // 10^4 points; a pooled fit a few thousand samples).
-    std::vector<std::optional<double>> head(s.size() + 1), tail(s.size() + 1);
-    auto head_median = [&](size_t below) { return head[below] ? *head[below] : *(head[below] = median_of(0, below)); };
-    auto tail_median = [&](size_t above) { return tail[above] ? *tail[above] : *(tail[above] = median_of(above, s.size())); };
-    struct Best {
-        double cost = 0, from = 0, ramp = 0, busy = 0, idle = 0;
-        bool set = false;
-        // The model's latency after `x` us idle (models/host_model.cpp, host_func_latency).
-        double at(double x) const { return x <= from ? busy : x >= from + ramp ? idle : busy + (idle - busy) * (x - from) / ramp; }
-    } best;
-    for (int from = 0; from <= 1000; from += 10)
-        for (int ramp = 0; ramp <= 1000; ramp += 10) {
-            const double f = from, r = ramp;
-            const size_t below = static_cast<size_t>(std::upper_bound(s.begin(), s.end(), std::make_pair(f, 1e300)) - s.begin());
-            const size_t above = static_cast<size_t>(std::lower_bound(s.begin(), s.end(), std::make_pair(f + r, -1e300)) - s.begin());
-            if (below < kMinSide || s.size() - above < kMinSide) continue;
-            Best cand{0, f, r, head_median(below), tail_median(above), true};
-            for (const auto& [x, y] : s) cand.cost += std::fabs(y - cand.at(x));
-            if (!best.set || cand.cost < best.cost - 1e-9) best = cand;
-        }
+    const fit::Ramp best = fit::fit_ramp(s, 10, 1000, kMinSide);
     if (!best.set) {
         b.cal.checks.push_back("host_func_wait: no split leaves " + std::to_string(kMinSide) +
                                " callbacks on either side; the callback latencies keep the base values");
@@ -2083,10 +2062,53 @@ void fit_host_func_wait(const Pool& pool, Builder& b) {
     const std::string how = "least absolute residuals of: gpu.host_func_latency up to from, linear over ramp to "
                             "gpu.host_func_latency_idle (medians of either side), from and ramp on a 10 us grid";
     const double spread = fit::median_abs_about(res, 0);
-    b.time("gpu.host_func_latency", best.busy, recipe, how, spread, s.size());
-    b.time("gpu.host_func_latency_idle", best.idle, recipe, how, spread, s.size());
+    b.time("gpu.host_func_latency", best.low, recipe, how, spread, s.size());
+    b.time("gpu.host_func_latency_idle", best.high, recipe, how, spread, s.size());
     b.time("gpu.host_func_idle_from", best.from, recipe, how, spread, s.size());
     b.time("gpu.host_func_idle_ramp", best.ramp, recipe, how, spread, s.size());
+}
+
+// ---- host.blocking_sync_wakeup{,_short}, host.blocking_sync_sleep_{from,ramp} (blocking_sync steady) ----
+// The child's steady sweep: blocks of syncs after spin kernels of one length (5 us .. 2 ms) under
+// cudaDeviceScheduleBlockingSync, as a loop of identical iterations waits; the wake-up (return -
+// the kernel's end stamp) of the 5th sync of a block on against how long the thread slept (that
+// end - the sync call's start). Fitted as the callback latency is: flat up to from, linear over
+// ramp, flat after. The mixed rounds of `sweep` (lengths in turn: the wake-up also follows the
+// earlier sleeps) and the 1 ms phase are checks. Inputs without the steady sweep leave all four
+// at their base values.
+void fit_blocking_sleep(const Pool& pool, Builder& b) {
+    std::vector<std::pair<double, double>> s;  // (slept, wake-up) in us
+    for (const J& bench : pool.maybe("blocking_sync")) {
+        J c = bench["child"];
+        if (!c.has("steady")) continue;
+        J st = c["steady"];
+        const std::vector<double> sleep = st["sleep_us"].nums(), wake = st["wakeup_us"].nums(), index = st["index"].nums();
+        if (sleep.size() != wake.size()) st["wakeup_us"].fail("differs in length from sleep_us");
+        if (index.size() != wake.size()) st["index"].fail("differs in length from wakeup_us");
+        for (size_t k = 0; k < sleep.size(); ++k)
+            if (index[k] >= 4) s.emplace_back(sleep[k], wake[k]);
+    }
+    if (s.empty()) return;
+    const size_t kMinSide = 5;
+    const fit::Ramp best = fit::fit_ramp(s, 10, 2000, kMinSide);
+    if (!best.set) {
+        b.cal.checks.push_back("blocking_sync steady: no split leaves " + std::to_string(kMinSide) +
+                               " wake-ups on either side; the blocking-sync wake-ups keep the 1 ms median and the base values");
+        return;
+    }
+    std::vector<double> res;
+    for (const auto& [x, y] : s) res.push_back(y - best.at(x));
+    const std::string recipe =
+        "blocking_sync steady: stream sync return - the spin kernel's end stamp, the 5th on of each block of syncs after "
+        "kernels of one length (5 us .. 2 ms, cudaDeviceScheduleBlockingSync child process), against how long the thread "
+        "slept (that end - the sync call's start), clocks aligned by ping-pong";
+    const std::string how = "least absolute residuals of: host.blocking_sync_wakeup_short up to from, linear over ramp to "
+                            "host.blocking_sync_wakeup (medians of either side), from and ramp on a 10 us grid";
+    const double spread = fit::median_abs_about(res, 0);
+    b.time("host.blocking_sync_wakeup", best.high, recipe, how, spread, s.size());
+    b.time("host.blocking_sync_wakeup_short", best.low, recipe, how, spread, s.size());
+    b.time("host.blocking_sync_sleep_from", best.from, recipe, how, spread, s.size());
+    b.time("host.blocking_sync_sleep_ramp", best.ramp, recipe, how, spread, s.size());
 }
 
 void run_fits(const Pool& pool, Builder& b) {
@@ -2109,6 +2131,7 @@ void run_fits(const Pool& pool, Builder& b) {
     fit_um_beside(pool, b);
     fit_graph_cross_engine_wait(pool, b);
     fit_host_func_wait(pool, b);
+    fit_blocking_sleep(pool, b);
 }
 
 std::string one_line(std::string s) {

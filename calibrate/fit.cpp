@@ -92,4 +92,32 @@ double median_abs_about(const std::vector<double>& v, double c) {
     return median(std::move(dev));
 }
 
+Ramp fit_ramp(std::vector<std::pair<double, double>>& s, double step, double max, size_t min_side) {
+    std::sort(s.begin(), s.end());
+    Ramp best;
+    if (s.size() < 2 * min_side) return best;
+    auto median_of = [&](size_t lo, size_t hi) {  // y of s[lo, hi)
+        std::vector<double> v;
+        for (size_t k = lo; k < hi; ++k) v.push_back(s[k].second);
+        return median(v);
+    };
+    // The medians of every prefix and suffix the grid asks for, each computed once (the grid has
+    // 10^4 points; a pooled fit a few thousand samples).
+    std::vector<double> head(s.size() + 1, std::nan("")), tail(s.size() + 1, std::nan(""));
+    auto head_median = [&](size_t below) { return std::isnan(head[below]) ? (head[below] = median_of(0, below)) : head[below]; };
+    auto tail_median = [&](size_t above) { return std::isnan(tail[above]) ? (tail[above] = median_of(above, s.size())) : tail[above]; };
+    const int steps = static_cast<int>(std::lround(max / step));
+    for (int a = 0; a <= steps; ++a)
+        for (int b = 0; b <= steps; ++b) {
+            const double f = a * step, r = b * step;
+            const size_t below = static_cast<size_t>(std::upper_bound(s.begin(), s.end(), std::make_pair(f, 1e300)) - s.begin());
+            const size_t above = static_cast<size_t>(std::lower_bound(s.begin(), s.end(), std::make_pair(f + r, -1e300)) - s.begin());
+            if (below < min_side || s.size() - above < min_side) continue;
+            Ramp cand{0, f, r, head_median(below), tail_median(above), true};
+            for (const auto& [x, y] : s) cand.cost += std::fabs(y - cand.at(x));
+            if (!best.set || cand.cost < best.cost - 1e-9) best = cand;
+        }
+    return best;
+}
+
 }  // namespace hetsim::fit

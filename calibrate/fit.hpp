@@ -35,6 +35,20 @@ struct Line {
 // y = intercept + slope * x; needs at least 2 distinct x.
 Line fit_line(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& weights = {});
 
+// y flat at `low` up to x = from, linear over `ramp` to `high`, flat after (the form of the
+// callback latency and the blocking-sync wake-up, models/host_model.cpp).
+struct Ramp {
+    double cost = 0;  // sum of |y - at(x)|
+    double from = 0, ramp = 0, low = 0, high = 0;
+    bool set = false;  // false: no split of the grid leaves min_side samples on either side
+    double at(double x) const { return x <= from ? low : x >= from + ramp ? high : low + (high - low) * (x - from) / ramp; }
+};
+
+// Fits a Ramp to (x, y) samples: from and ramp on a grid of `step` up to `max` each, low and high
+// the medians of the samples at or below from and at or above from + ramp (at least `min_side`
+// each); the least sum of absolute residuals, the smallest from and ramp among equals. Sorts s.
+Ramp fit_ramp(std::vector<std::pair<double, double>>& s, double step, double max, size_t min_side);
+
 // Median (mean of the two middle values for an even count); throws on an empty input.
 double median(std::vector<double> v);
 

@@ -11,6 +11,11 @@
 
 namespace hetsim {
 
+// How a thread waits in a blocked call: spinning (the other threads' calls contend with it,
+// host.spin_contention), sleeping under blocking-sync scheduling or on a cudaEventBlockingSync
+// event (its wake-up grows with how long it slept), or as neither (a fixed wake-up).
+enum class Wait : uint8_t { Fixed, Spin, Sleep };
+
 class HostThreads {
 public:
     HostThreads(const Program& pg, const HwProfile& hw);
@@ -32,12 +37,17 @@ public:
     void unspin(uint32_t t, Time at) {
         if (spin_until_[t] == Time::max()) spin_until_[t] = at;
     }
-    // Whether a blocked stream/device sync (and a blocking copy) spins.
-    bool spins() const { return !blocking_sync_; }
-    // GPU work done -> a blocked stream/device sync returns (spin or blocking-sync scheduling).
+    // How a blocked stream/device sync (and a blocking copy) waits: it spins, or it sleeps under
+    // blocking-sync scheduling.
+    Wait sync_wait() const { return blocking_sync_ ? Wait::Sleep : Wait::Spin; }
+    // GPU work done -> a blocked stream/device sync returns (spin, or blocking-sync scheduling
+    // after a long sleep: a sleeping wait's own wake-up is sleep_wakeup()).
     Time sync_wakeup() const { return blocking_sync_ ? hw_.blocking_sync_wakeup : hw_.sync_wakeup; }
     // An event sync: an event without cudaEventBlockingSync spins even under blocking-sync scheduling.
+    Wait event_wait(const Event& e) const { return e.blocking_sync ? Wait::Sleep : Wait::Spin; }
     Time event_wakeup(const Event& e) const { return e.blocking_sync ? hw_.blocking_sync_wakeup : hw_.sync_wakeup; }
+    // A sleeping wait's wake-up after the thread slept `slept` (its call's end -> the work done).
+    Time sleep_wakeup(Time slept) const { return blocking_sync_wakeup(hw_, slept); }
     // The first launch of each kernel (by label) in a cold process loads its module.
     Time module_load(uint32_t kernel_label) { return loaded_.empty() ? Time{} : first_load(kernel_label); }
 

@@ -10,13 +10,24 @@ Time contended_call(const HwProfile& p, Time base, uint32_t others, uint32_t spi
     return Time::ps_of(static_cast<double>(base.ps()) * (1.0 + f));
 }
 
+namespace {
+// `low` up to x = from, rising linearly over `ramp` to `high`, `high` after.
+Time ramp_between(Time low, Time high, Time from, Time ramp, Time x) {
+    const int64_t over = x.ps() - from.ps();
+    if (over <= 0) return low;
+    if (over >= ramp.ps()) return high;
+    // Latencies and the ramp are at most 1 s (1e12 ps): the product is taken in 128 bits.
+    return Time::ps(low.ps() + static_cast<int64_t>(static_cast<i128>(high.ps() - low.ps()) * over / ramp.ps()));
+}
+}  // namespace
+
 Time host_func_latency(const HwProfile& p, Time idle) {
-    const int64_t over = idle.ps() - p.host_func_idle_from.ps(), ramp = p.host_func_idle_ramp.ps();
-    if (over <= 0) return p.host_func_latency;
-    if (over >= ramp) return p.host_func_latency_idle;
-    const int64_t busy = p.host_func_latency.ps(), idled = p.host_func_latency_idle.ps();
-    // Latencies and the ramp are at most 10 ms (1e10 ps): the product is taken in 128 bits.
-    return Time::ps(busy + static_cast<int64_t>(static_cast<i128>(idled - busy) * over / ramp));
+    return ramp_between(p.host_func_latency, p.host_func_latency_idle, p.host_func_idle_from, p.host_func_idle_ramp, idle);
+}
+
+Time blocking_sync_wakeup(const HwProfile& p, Time slept) {
+    return ramp_between(p.blocking_sync_wakeup_short, p.blocking_sync_wakeup, p.blocking_sync_sleep_from,
+                        p.blocking_sync_sleep_ramp, slept);
 }
 
 Time graph_launch_cost(const HwProfile& p, uint64_t nodes) {

@@ -19,6 +19,12 @@ Time contended_call(const HwProfile& p, Time base, uint32_t others, uint32_t spi
 // linearly over gpu.host_func_idle_ramp to gpu.host_func_latency_idle (rule 6).
 Time host_func_latency(const HwProfile& p, Time idle);
 
+// How long after the awaited work a sync returns under blocking-sync scheduling (or a
+// cudaEventBlockingSync event's sync), when the thread slept `slept` (its call's end -> the work
+// done): host.blocking_sync_wakeup_short up to host.blocking_sync_sleep_from, rising linearly over
+// host.blocking_sync_sleep_ramp to host.blocking_sync_wakeup (rule 6).
+Time blocking_sync_wakeup(const HwProfile& p, Time slept);
+
 // cudaGraphLaunch of a graph of `nodes` nodes, and cudaGraphInstantiate's per-node part.
 Time graph_launch_cost(const HwProfile& p, uint64_t nodes);
 // Extra host time of the first cudaGraphLaunch of an executable (its upload to the device).

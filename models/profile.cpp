@@ -241,7 +241,17 @@ const std::vector<ParamDecl>& param_decls() {
         t("host.module_load_cost", &P::module_load_cost, true, "first launch of each kernel: lazy module loading", kSlow,
           kSlowNote),
         t("host.blocking_sync_wakeup", &P::blocking_sync_wakeup, true,
-          "GPU work done -> sync returns under blocking-sync scheduling", kSlow, kSlowNote),
+          "GPU work done -> sync returns under blocking-sync scheduling, after the thread slept "
+          "host.blocking_sync_sleep_from + host.blocking_sync_sleep_ramp or longer", kSlow, kSlowNote),
+        t("host.blocking_sync_wakeup_short", &P::blocking_sync_wakeup_short, true,
+          "GPU work done -> sync returns under blocking-sync scheduling, after the thread slept at most "
+          "host.blocking_sync_sleep_from", kSlow, kSlowNote),
+        t("host.blocking_sync_sleep_from", &P::blocking_sync_sleep_from, false,
+          "how long a thread sleeps in a blocking-sync wait (the call's end -> the awaited work done) up to which it "
+          "wakes host.blocking_sync_wakeup_short after the work", kSlow, kSlowNote),
+        t("host.blocking_sync_sleep_ramp", &P::blocking_sync_sleep_ramp, false,
+          "sleep beyond host.blocking_sync_sleep_from over which the blocking-sync wake-up grows linearly to "
+          "host.blocking_sync_wakeup", kSlow, kSlowNote),
         t("host.host_func_call_cost", &P::host_func_call_cost, true, "host time of cudaLaunchHostFunc"),
         t("gpu.host_func_latency", &P::host_func_latency, true,
           "preceding work done -> host callback starts, when the driver's callback thread returned from a callback at "

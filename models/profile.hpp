@@ -85,7 +85,9 @@ struct HwProfile {
     uint64_t launch_queue_depth = 0;  // entries per stream before a launch blocks
     uint64_t max_kernels = 128;       // kernels running at once
     Time module_load_cost;            // first launch of each kernel (lazy loading)
-    Time blocking_sync_wakeup;        // sync wake-up under cudaDeviceScheduleBlockingSync
+    // A sync's wake-up under cudaDeviceScheduleBlockingSync grows with how long the thread slept (rule 6):
+    // blocking_sync_wakeup_short up to sleep_from, blocking_sync_wakeup from sleep_from + sleep_ramp.
+    Time blocking_sync_wakeup, blocking_sync_wakeup_short, blocking_sync_sleep_from, blocking_sync_sleep_ramp;
     Time host_func_call_cost, host_func_latency, host_func_gap;
     // A callback's start after its work grows with how long the driver's callback thread had been idle
     // (rule 6): host_func_latency up to idle_from, host_func_latency_idle from idle_from + idle_ramp.

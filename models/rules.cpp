@@ -14,7 +14,7 @@ HwProfile effective_profile(const HwProfile& in) {
     if (!r.hw_queues) p.hw_queues = 0;
     if (!r.launch_contention) p.launch_contention = 0, p.spin_contention = 0;
     if (!r.module_loading) p.module_load_cost = Time{};
-    if (!r.sync_wakeup) p.sync_wakeup = p.blocking_sync_wakeup = p.pageable_d2h_wakeup = p.staging_lock_wakeup =
+    if (!r.sync_wakeup) p.sync_wakeup = p.blocking_sync_wakeup = p.blocking_sync_wakeup_short = p.pageable_d2h_wakeup = p.staging_lock_wakeup =
         p.staging_lock_wakeup_spread = Time{};
     if (!r.host_funcs) {
         p.host_func_latency = p.launch_latency;

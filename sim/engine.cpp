@@ -67,6 +67,7 @@ struct ThreadState {
     uint32_t wait_count = 0;    // blocked in a sync call until this many GPU ops finish
     Time wait_min_end;          // the call cannot return before this
     Time wake_extra;            // added after the last awaited op finishes
+    bool sleeps = false;        // the wait sleeps: its wake-up follows how long (host.blocking_sync_*)
     Time wait_done;             // latest finish among awaited ops
     Cause wait_cause;
     Cause next_cause;           // why the next op may start (program order by default)
@@ -331,15 +332,15 @@ private:
                 targets_.clear();
                 binder_.stream_tail(op.stream, [&](int32_t o) { targets_.push_back(o); });
                 return block_on(t, i, targets_.data(), targets_.data() + targets_.size(), call + hw_.sync_call_cost, host_.sync_wakeup(),
-                                host_.spins());
+                                host_.sync_wait());
             }
             case OpKind::EventSync: {
                 const int32_t rec = binder_.event_last(op.event);
                 if (rec < 0) warn_unrecorded(i);
                 return block_on(t, i, &rec, &rec + 1, call + hw_.sync_call_cost, host_.event_wakeup(pg_.events[op.event]),
-                                !pg_.events[op.event].blocking_sync);
+                                host_.event_wait(pg_.events[op.event]));
             }
-            case OpKind::DeviceSync: return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup(), host_.spins());
+            case OpKind::DeviceSync: return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup(), host_.sync_wait());
             case OpKind::HostFunc: return async_call(t, i, hw_.host_func_call_cost);
             case OpKind::GraphLaunch: {
                 // The first launch of an executable uploads it to the device (Rule 7).
@@ -393,7 +394,7 @@ private:
             }
             case OpKind::Barrier:
                 threads_[t].at_barrier = true;
-                return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup(), host_.spins());
+                return block_on_device(t, i, call + hw_.sync_call_cost, host_.sync_wakeup(), host_.sync_wait());
             case OpKind::Join: {
                 const uint32_t target = static_cast<uint32_t>(op.target);
                 if (!thread_done(target)) {
@@ -494,7 +495,7 @@ private:
             });
             if (!targets_.empty()) {
                 th.resume = true;
-                return block_on(t, i, targets_.data(), targets_.data() + targets_.size(), now_, host_.sync_wakeup(), host_.spins());
+                return block_on(t, i, targets_.data(), targets_.data() + targets_.size(), now_, host_.sync_wakeup(), host_.sync_wait());
             }
         }
         th.presynced = false;
@@ -537,7 +538,7 @@ private:
             const Time unstage = pageable_unstage_time(hw_, op, dma_rows(pg_.site(op), op.bytes), host_pitch(pg_.site(op), op.dir));
             return block_on(t, i, &self, &self + 1, start, unstage + (behind ? hw_.pageable_d2h_wakeup : host_.sync_wakeup()));
         }
-        if (sync_call_waits(op)) return block_on(t, i, &self, &self + 1, start, host_.sync_wakeup(), host_.spins());
+        if (sync_call_waits(op)) return block_on(t, i, &self, &self + 1, start, host_.sync_wakeup(), host_.sync_wait());
         finish_host(t, i, start);
     }
 
@@ -619,11 +620,13 @@ private:
     }
 
     // Blocks thread t in op i until every op in [first, last) (-1 = none) has finished its GPU phase;
-    // `spins`: the thread spins while it waits (host.spin_contention on the other threads' calls).
+    // `how`: the thread spins while it waits (host.spin_contention on the other threads' calls), or
+    // sleeps (it wakes after a time that follows how long it slept, not `wake_after`).
     void block_on(uint32_t t, uint32_t i, const int32_t* first, const int32_t* last, Time min_end, Time wake_after,
-                  bool spins = false) {
+                  Wait how = Wait::Fixed) {
         ThreadState& th = threads_[t];
-        if (spins) host_.spin(t, now_);
+        if (how == Wait::Spin) host_.spin(t, now_);
+        th.sleeps = how == Wait::Sleep;
         th.wait_count = 0;
         th.wait_min_end = min_end;
         th.wake_extra = wake_after;
@@ -638,10 +641,10 @@ private:
     }
 
     // The same for every stream's last work (device sync; cudaFree).
-    [[gnu::noinline]] void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after, bool spins = false) {
+    [[gnu::noinline]] void block_on_device(uint32_t t, uint32_t i, Time min_end, Time wake_after, Wait how = Wait::Fixed) {
         targets_.clear();
         binder_.device_tail([&](int32_t o) { targets_.push_back(o); });
-        block_on(t, i, targets_.data(), targets_.data() + targets_.size(), min_end, wake_after, spins);
+        block_on(t, i, targets_.data(), targets_.data() + targets_.size(), min_end, wake_after, how);
     }
 
     void note_wait(ThreadState& th, uint32_t g, Time end) {
@@ -655,8 +658,9 @@ private:
         ThreadState& th = threads_[t];
         OpRecord& r = rec_[i];
         Time end = th.wait_min_end;
-        if (th.wait_cause.op >= 0 && th.wait_done + th.wake_extra > end) {
-            end = th.wait_done + th.wake_extra;
+        const Time extra = th.sleeps ? host_.sleep_wakeup(th.wait_done - th.wait_min_end) : th.wake_extra;
+        if (th.wait_cause.op >= 0 && th.wait_done + extra > end) {
+            end = th.wait_done + extra;
             r.host_cause = th.wait_cause;
         }
         host_.unspin(t, end);

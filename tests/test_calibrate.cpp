@@ -31,14 +31,16 @@ using nlohmann::json;
 namespace {
 
 const char* kData = "validation/measurements/h200/2026-11-30a/microbench.json";
-// The microbenchmark files the shipped h200.yaml is fitted from (7 machine starts).
+// The microbenchmark files the shipped h200.yaml is fitted from (8 machine starts).
 const char* const kProfileInputs[] = {"validation/measurements/h200/2026-11-30a/microbench.json",
                                       "validation/measurements/h200/2026-11-30c/microbench.json",
                                       "validation/measurements/h200/2026-11-30d/microbench.json",
                                       "validation/measurements/h200/2026-12-01a/microbench.json",
                                       "validation/measurements/h200/2026-12-01b/microbench.json",
                                       "validation/measurements/h200/2026-12-01c/microbench.json",
-                                      "validation/measurements/h200/2026-12-01d/microbench.json"};
+                                      "validation/measurements/h200/2026-12-01d/microbench.json",
+                                      // blocking_sync alone (its steady sweep: the blocking-sync wake-ups)
+                                      "validation/measurements/h200/2026-12-03aa/microbench.json"};
 const fs::path kSource = HETSIM_SOURCE_DIR;
 
 hetsim::calib::MicrobenchFile committed() {
@@ -459,7 +461,11 @@ TEST_CASE("calibrate: the hardware-fidelity sections on synthetic samples") {
     CHECK(c.find("host.malloc_host_bandwidth")->value == "2GB/s");
     CHECK(c.find("host.free_host_bandwidth")->value == "6GB/s");
     CHECK(c.find("host.host_register_bandwidth")->value == "18GB/s");
-    CHECK(value_of(c, "host.blocking_sync_wakeup") == Approx(102.5e6));  // median of 95 and 110, the second half
+    // The 1 ms phase is a check (median of 95 and 110, the second half); the steady sweep fits.
+    CHECK(c.find("host.blocking_sync_wakeup") == nullptr);
+    CHECK(std::any_of(c.checks.begin(), c.checks.end(), [](const std::string& x) {
+        return x.find("blocking_sync: stream sync wake-up after 1 ms kernels") != std::string::npos && x.find("102.5") != std::string::npos;
+    }));
     CHECK(value_of(c, "copy.pageable_contention") == Approx(2.0));  // the pinned-H2D case only: 10000 / 5000
     CHECK(c.find("gpu.hw_queues")->source.rfind("fit: hw_queues", 0) == 0);
     // memcpy2d and host_sync are not in this input (2026-11-30a): listed as absent, nothing else.
@@ -993,6 +999,52 @@ TEST_CASE("calibrate: graph.cross_engine_wait from graph_copy_kernel's graph cha
     hetsim::calib::MicrobenchFile k =
         hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-02k/microbench.json").string());
     CHECK(value_of(hetsim::calib::calibrate({k}), "graph.cross_engine_wait") == Approx(4.947e6).epsilon(0.01));
+}
+
+TEST_CASE("calibrate: the blocking-sync wake-ups from the blocking_sync steady sweep's sleeps") {
+    // Planted samples on the model: 30 us after a sleep of at most 60 us, linear to 110 us at
+    // 460 us (ramp 400 us), flat after; one very late wake-up (700 us) that the absolute
+    // residuals ignore, and the first four of a block (index < 4), which are not fitted. The
+    // steady sweep replaces the 1 ms median of host.blocking_sync_wakeup.
+    auto start_x = [] {  // a start with the section, before the sweep
+        return hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-03x/microbench.json").string());
+    };
+    hetsim::calib::MicrobenchFile f = start_x();
+    REQUIRE(f.doc["benchmarks"].contains("blocking_sync"));
+    json sleep = json::array(), wake = json::array(), spin = json::array(), index = json::array();
+    for (int x = 10; x <= 2000; x += 10) {
+        sleep.push_back(x);
+        spin.push_back(x);
+        wake.push_back(x <= 60 ? 30.0 : x >= 460 ? 110.0 : 30.0 + 80.0 * (x - 60) / 400.0);
+        index.push_back(4 + x % 8);
+    }
+    sleep.push_back(300);
+    spin.push_back(300);
+    wake.push_back(700);
+    index.push_back(11);
+    for (int i = 0; i < 4; ++i) {  // a block's first syncs: not fitted
+        sleep.push_back(40);
+        spin.push_back(40);
+        wake.push_back(500);
+        index.push_back(i);
+    }
+    f.doc["benchmarks"]["blocking_sync"]["child"]["steady"] = {
+        {"spin_us", spin}, {"sleep_us", sleep}, {"wakeup_us", wake}, {"index", index}};
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "host.blocking_sync_wakeup_short") == Approx(30e6));  // ps
+    CHECK(value_of(c, "host.blocking_sync_wakeup") == Approx(110e6));
+    CHECK(value_of(c, "host.blocking_sync_sleep_from") == Approx(60e6));
+    CHECK(value_of(c, "host.blocking_sync_sleep_ramp") == Approx(400e6));
+    CHECK(c.find("host.blocking_sync_wakeup")->samples == 201);
+    // Without the steady sweep none of the four is fitted (the base values stay).
+    const hetsim::calib::Calibration old = hetsim::calib::calibrate({start_x()});
+    CHECK(old.find("host.blocking_sync_wakeup") == nullptr);
+    CHECK(old.find("host.blocking_sync_wakeup_short") == nullptr);
+    // Lists of unequal length name the field.
+    hetsim::calib::MicrobenchFile bad = f;
+    bad.doc["benchmarks"]["blocking_sync"]["child"]["steady"]["wakeup_us"].erase(0);
+    CHECK_THROWS_WITH(hetsim::calib::calibrate({bad}), Catch::Contains("blocking_sync.child.steady.wakeup_us") &&
+                                                           Catch::Contains("differs in length from sleep_us"));
 }
 
 TEST_CASE("calibrate: the callback latencies from host_func_wait's idle times") {

@@ -689,7 +689,8 @@ threads:
 }
 
 TEST_CASE("rule 6: blocking-sync scheduling wakes syncs later, events spin unless flagged", "[engine][rules]") {
-    const std::string hw = "  host.sync_wakeup: 2us\n  host.blocking_sync_wakeup: 100us\n";
+    // A wake-up of 100 us after any sleep (the next test makes it follow the sleep).
+    const std::string hw = "  host.sync_wakeup: 2us\n  host.blocking_sync_wakeup: 100us\n  host.blocking_sync_wakeup_short: 100us\n";
     const std::string body = R"(streams: [s]
 events:
   plain: {}
@@ -724,6 +725,58 @@ threads:
     check_host(spin, "event_sync:sleepy", us(104), us(254));  // the event's own flag still sleeps
     Sim off = run_with(hw + "  rules.sync_wakeup: off\n", "options: {sync: blocking}\n" + body);
     check_host(off, "stream_sync:s", Time{}, us(50));
+}
+
+TEST_CASE("rule 6: a blocking-sync wake-up grows with how long the thread slept", "[engine][rules]") {
+    // 20 us after a sleep of at most 50 us, rising linearly over the next 100 us to 100 us.
+    const std::string hw = R"(  host.blocking_sync_wakeup: 100us
+  host.blocking_sync_wakeup_short: 20us
+  host.blocking_sync_sleep_from: 50us
+  host.blocking_sync_sleep_ramp: 100us
+)";
+    const std::string body = R"(streams: [s]
+events:
+  sleepy: {blocking_sync: true}
+threads:
+  main:
+    - kernel: k1
+      stream: s
+      duration: 30us
+    - stream_sync: s
+      name: sync1
+    - kernel: k2
+      stream: s
+      duration: 100us
+    - stream_sync: s
+      name: sync2
+    - kernel: k3
+      stream: s
+      duration: 300us
+    - stream_sync: s
+      name: sync3
+    - kernel: k4
+      stream: s
+      duration: 10us
+    - event_record: sleepy
+      stream: s
+    - event_sync: sleepy
+)";
+    // k1 0-30, slept 30 <= 50: back at 50. k2 50-150, slept 100: 20 + 80 x 50/100 = 60 -> 210.
+    // k3 210-510, slept 300 >= 150: 100 -> 610. k4 610-620; the flagged event slept 10: 20 -> 640.
+    Sim b = run_with(hw, "options: {sync: blocking}\n" + body);
+    check_host(b, "sync1", Time{}, us(50));
+    check_host(b, "sync2", us(50), us(210));
+    check_host(b, "sync3", us(210), us(610));
+    check_host(b, "event_sync:sleepy", us(610), us(640));
+    // Spinning syncs keep host.sync_wakeup (zero here); the flagged event still sleeps: k4 at
+    // 430-440, back at 460.
+    Sim spin = run_with(hw, body);
+    check_host(spin, "sync3", us(130), us(430));
+    check_host(spin, "event_sync:sleepy", us(430), us(460));
+    // rules.sync_wakeup off: no wake-up at any sleep.
+    Sim off = run_with(hw + "  rules.sync_wakeup: off\n", "options: {sync: blocking}\n" + body);
+    check_host(off, "sync2", us(30), us(130));
+    check_host(off, "event_sync:sleepy", us(430), us(440));
 }
 
 TEST_CASE("rule 6: a call costs more while another thread spins in a sync, not while it sleeps in one", "[engine][rules]") {

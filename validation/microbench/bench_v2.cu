@@ -166,13 +166,56 @@ json child_blocking_sync(Ctx& c) {
             kind.push_back(k);
             spin_host_us(20);
         }
+    // Sleep sweep: the wake-up after kernels of 5 us .. 2 ms, rounds over the lengths in turn (the
+    // host thread sleeps about the kernel's length; 2026-12-03x showed ~37 us after ~55 us asleep
+    // against ~110 us after 1 ms, so the wake-up follows how long the thread slept).
+    const std::vector<uint64_t> sweep_ns = {5000, 10000, 20000, 50000, 100000, 200000, 300000, 500000, 700000, 1000000, 2000000};
+    const int rounds = c.opt.quick ? 3 : 20;
+    std::vector<long long> sw_spin, sw_call, sw_ret, sw_end;
+    auto sync_after = [&](uint64_t ns) {  // a spin kernel of ns, then a stream sync; 20 us of host work after
+        *estamp = 0;
+        CK(k_spin_stamp(s, 1, 32, ns, 0, nullptr, c.mapped_dev<unsigned long long>(kOffEnd)));
+        const int64_t call = now_ns();
+        CK(cudaStreamSynchronize(s));
+        sw_ret.push_back(now_ns());
+        sw_call.push_back(call);
+        sw_end.push_back((long long)*estamp);
+        sw_spin.push_back((long long)ns);
+        spin_host_us(20);
+    };
+    for (int r = 0; r < rounds; ++r)
+        for (uint64_t ns : sweep_ns) sync_after(ns);
+    // Steady sweep: a block of 12 syncs after kernels of one length, as a loop of identical
+    // iterations waits (the wake-up depends on the recent sleeps too: on 2026-12-03y/z the mixed
+    // rounds above woke 51-58 us after 20-50 us, a loop of 55 us sleeps 37 us), over the lengths
+    // ascending and then descending.
+    const size_t mixed = sw_ret.size();
+    const int block = c.opt.quick ? 4 : 12;
+    std::vector<int> st_index;
+    for (int pass = 0; pass < 2; ++pass)
+        for (size_t k = 0; k < sweep_ns.size(); ++k) {
+            const uint64_t ns = sweep_ns[pass == 0 ? k : sweep_ns.size() - 1 - k];
+            for (int i = 0; i < block; ++i) {
+                sync_after(ns);
+                st_index.push_back(i);
+            }
+        }
     syncs.push_back(clock_sync(c, "blocking_sync/b"));
     std::vector<double> wake;
     for (size_t i = 0; i < t2s.size(); ++i) wake.push_back((double(t2s[i]) - gpu_to_host_ns(syncs, double(gs[i]))) * 1e-3);
+    std::vector<double> sw_wake, sw_sleep, sw_spin_us, st_wake, st_sleep, st_spin_us;
+    for (size_t i = 0; i < sw_ret.size(); ++i) {
+        const double end = gpu_to_host_ns(syncs, double(sw_end[i]));
+        (i < mixed ? sw_wake : st_wake).push_back((double(sw_ret[i]) - end) * 1e-3);
+        (i < mixed ? sw_sleep : st_sleep).push_back((end - double(sw_call[i])) * 1e-3);
+        (i < mixed ? sw_spin_us : st_spin_us).push_back(double(sw_spin[i]) * 1e-3);
+    }
     CK(cudaEventDestroy(ev_block));
     CK(cudaEventDestroy(ev_spin));
     return {{"device_flags", flags}, {"blocking_sync_flag_set", (flags & cudaDeviceScheduleBlockingSync) != 0}, {"spin_ns", 1000000},
-            {"kind", kind}, {"wakeup_us", r3v(wake)}};
+            {"kind", kind}, {"wakeup_us", r3v(wake)},
+            {"sweep", {{"spin_us", r3v(sw_spin_us)}, {"sleep_us", r3v(sw_sleep)}, {"wakeup_us", r3v(sw_wake)}}},
+            {"steady", {{"spin_us", r3v(st_spin_us)}, {"sleep_us", r3v(st_sleep)}, {"wakeup_us", r3v(st_wake)}, {"index", st_index}}}};
 }
 
 }  // namespace
@@ -551,9 +594,24 @@ void bench_blocking_sync(Ctx& c, json& out) {
         if (r["kind"][i] == "stream") ws.push_back(w[i]);
     out["method"] = "child process with cudaDeviceScheduleBlockingSync: 1 ms spin kernel writing its end stamp to mapped memory, then "
                     "cudaStreamSynchronize, or cudaEventSynchronize on an event with / without cudaEventBlockingSync; wake-up = "
-                    "return - host time of the end stamp (clock alignment in the child)";
+                    "return - host time of the end stamp (clock alignment in the child); then the sweep: rounds of spin kernels "
+                    "of 5 us .. 2 ms each followed by cudaStreamSynchronize, with sleep = end stamp - sync call start; then the "
+                    "steady sweep: blocks of 12 such syncs of one length each, the lengths ascending then descending";
     out["child"] = r;
     if (!ws.empty()) preview(out, "host.blocking_sync_wakeup", median(ws), "us", "median stream sync wake-up, blocking-sync context");
+    if (r.contains("steady")) {
+        const std::vector<double> sp = r["steady"]["spin_us"].get<std::vector<double>>(), sw = r["steady"]["wakeup_us"].get<std::vector<double>>();
+        const std::vector<int> ix = r["steady"]["index"].get<std::vector<int>>();
+        for (double len : {20.0, 100.0, 300.0, 1000.0}) {
+            std::vector<double> v;
+            for (size_t i = 0; i < sp.size() && i < sw.size() && i < ix.size(); ++i)
+                if (sp[i] == len && ix[i] >= 4) v.push_back(sw[i]);
+            if (!v.empty())
+                preview(out, "check.blocking_sync_wakeup_after_" + std::to_string(int(len)) + "us", median(v), "us",
+                        "median stream sync wake-up in a block of syncs after kernels of this length (the 5th on; the thread "
+                        "slept about as long each time)");
+        }
+    }
 }
 
 // ---- h. pageable contention --------------------------------------------------------------------------

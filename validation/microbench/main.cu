@@ -357,10 +357,12 @@ const std::vector<Bench>& benches() {
          "cudaMallocAsync/cudaFreeAsync from a warm pool; sizes limited by free memory",
          bench_alloc},
         {"blocking_sync",
-         {"host.blocking_sync_wakeup"},
+         {"host.blocking_sync_wakeup", "host.blocking_sync_wakeup_short", "host.blocking_sync_sleep_from",
+          "host.blocking_sync_sleep_ramp"},
          "an event without cudaEventBlockingSync still spins under cudaDeviceScheduleBlockingSync",
          "child process with cudaDeviceScheduleBlockingSync: stream sync and event sync (with and without "
-         "cudaEventBlockingSync) wake-up after a 1 ms kernel's end stamp",
+         "cudaEventBlockingSync) wake-up after a 1 ms kernel's end stamp; stream sync wake-up after kernels of 5 us .. 2 ms "
+         "(how long the thread slept)",
          bench_blocking_sync},
         {"pageable_contention",
          {"copy.pageable_contention"},
