@@ -2020,6 +2020,21 @@ void fit_graph_cross_engine_wait(const Pool& pool, Builder& b) {
            "median over the copies of every chain", fit::median_abs_about(x, med), x.size());
 }
 
+// Writes a fitted ramp's parameters, keys {low level, high level, from, ramp}, each with the
+// median absolute residual of the samples about the ramp.
+void ramp_times(Builder& b, const fit::Ramp& r, const std::vector<std::pair<double, double>>& s, const std::array<const char*, 4>& keys,
+                const std::string& recipe) {
+    std::vector<double> res;
+    for (const auto& [x, y] : s) res.push_back(y - r.at(x));
+    const std::string how = std::string("least absolute residuals of: ") + keys[0] + " up to from, linear over ramp to " + keys[1] +
+                            " (medians of either side), from and ramp on a 10 us grid";
+    const double spread = fit::median_abs_about(res, 0);
+    b.time(keys[0], r.low, recipe, how, spread, s.size());
+    b.time(keys[1], r.high, recipe, how, spread, s.size());
+    b.time(keys[2], r.from, recipe, how, spread, s.size());
+    b.time(keys[3], r.ramp, recipe, how, spread, s.size());
+}
+
 // ---- gpu.host_func_latency{,_idle}, gpu.host_func_idle_{from,ramp} (host_func_wait) -----------
 // Callbacks after spin kernels of 10 us .. 1 ms, each with the callback thread's idle time before
 // it (the kernel's end - the previous callback's return): the model's latency is flat at `busy`
@@ -2053,19 +2068,10 @@ void fit_host_func_wait(const Pool& pool, Builder& b) {
                                " callbacks on either side; the callback latencies keep the base values");
         return;
     }
-    std::vector<double> res;
-    for (const auto& [x, y] : s) res.push_back(y - best.at(x));
-    const std::string recipe =
-        "host_func_wait: callback start - its spin kernel's end stamp (10 us .. 1 ms kernels, one stream, chained and one at "
-        "a time), against the callback thread's idle time before it (that end - the previous callback's return), clocks "
-        "aligned by ping-pong";
-    const std::string how = "least absolute residuals of: gpu.host_func_latency up to from, linear over ramp to "
-                            "gpu.host_func_latency_idle (medians of either side), from and ramp on a 10 us grid";
-    const double spread = fit::median_abs_about(res, 0);
-    b.time("gpu.host_func_latency", best.low, recipe, how, spread, s.size());
-    b.time("gpu.host_func_latency_idle", best.high, recipe, how, spread, s.size());
-    b.time("gpu.host_func_idle_from", best.from, recipe, how, spread, s.size());
-    b.time("gpu.host_func_idle_ramp", best.ramp, recipe, how, spread, s.size());
+    ramp_times(b, best, s, {"gpu.host_func_latency", "gpu.host_func_latency_idle", "gpu.host_func_idle_from", "gpu.host_func_idle_ramp"},
+               "host_func_wait: callback start - its spin kernel's end stamp (10 us .. 1 ms kernels, one stream, chained and "
+               "one at a time), against the callback thread's idle time before it (that end - the previous callback's return), "
+               "clocks aligned by ping-pong");
 }
 
 // ---- host.blocking_sync_wakeup{,_short}, host.blocking_sync_sleep_{from,ramp} (blocking_sync steady) ----
@@ -2093,22 +2099,15 @@ void fit_blocking_sleep(const Pool& pool, Builder& b) {
     const fit::Ramp best = fit::fit_ramp(s, 10, 2000, kMinSide);
     if (!best.set) {
         b.cal.checks.push_back("blocking_sync steady: no split leaves " + std::to_string(kMinSide) +
-                               " wake-ups on either side; the blocking-sync wake-ups keep the 1 ms median and the base values");
+                               " wake-ups on either side; the blocking-sync wake-ups keep the base values");
         return;
     }
-    std::vector<double> res;
-    for (const auto& [x, y] : s) res.push_back(y - best.at(x));
-    const std::string recipe =
-        "blocking_sync steady: stream sync return - the spin kernel's end stamp, the 5th on of each block of syncs after "
-        "kernels of one length (5 us .. 2 ms, cudaDeviceScheduleBlockingSync child process), against how long the thread "
-        "slept (that end - the sync call's start), clocks aligned by ping-pong";
-    const std::string how = "least absolute residuals of: host.blocking_sync_wakeup_short up to from, linear over ramp to "
-                            "host.blocking_sync_wakeup (medians of either side), from and ramp on a 10 us grid";
-    const double spread = fit::median_abs_about(res, 0);
-    b.time("host.blocking_sync_wakeup", best.high, recipe, how, spread, s.size());
-    b.time("host.blocking_sync_wakeup_short", best.low, recipe, how, spread, s.size());
-    b.time("host.blocking_sync_sleep_from", best.from, recipe, how, spread, s.size());
-    b.time("host.blocking_sync_sleep_ramp", best.ramp, recipe, how, spread, s.size());
+    ramp_times(b, best, s,
+               {"host.blocking_sync_wakeup_short", "host.blocking_sync_wakeup", "host.blocking_sync_sleep_from",
+                "host.blocking_sync_sleep_ramp"},
+               "blocking_sync steady: stream sync return - the spin kernel's end stamp, the 5th on of each block of syncs "
+               "after kernels of one length (5 us .. 2 ms, cudaDeviceScheduleBlockingSync child process), against how long "
+               "the thread slept (that end - the sync call's start), clocks aligned by ping-pong");
 }
 
 void run_fits(const Pool& pool, Builder& b) {
