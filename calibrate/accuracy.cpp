@@ -13,6 +13,7 @@
 #include "frontend/scenario.hpp"
 #include "sim/engine.hpp"
 #include "core/error.hpp"
+#include "core/program_json.hpp"
 #include "calibrate/calibration.hpp"
 #include "models/profile.hpp"
 #include "report/json_input.hpp"
@@ -81,7 +82,7 @@ bool names_host_buffers(const nlohmann::json& md) {
     const auto e = md.is_object() ? md.find("emulation") : md.end();
     if (!md.is_object() || e == md.end() || !e->is_array()) return false;
     for (const auto& x : *e)
-        if (x.is_string() && x.get<std::string>().starts_with("copies use the host buffer they name")) return true;
+        if (x.is_string() && x.get<std::string>().starts_with(kEmulationNamedHostBuffers)) return true;
     return false;
 }
 

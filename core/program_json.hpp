@@ -15,6 +15,11 @@ constexpr int kProgramSchemaVersion = 4;
 // gives it by the rule of assign_graph_execs (core/program.hpp).
 constexpr int kProgramSchemaOldest = 3;
 
+// How a measured file's metadata.emulation list, written by the validation runner, begins the
+// entry that says its copies used the host buffers they name (from 2026-12-03w; the runners
+// before made every copy on per-thread scratch). `hetsim validate` tells the two apart by it.
+inline constexpr const char* kEmulationNamedHostBuffers = "copies use the host buffer they name";
+
 nlohmann::json program_to_json(const Program& p, const std::string& scenario_name);
 
 // Reads a lowered program back and checks it whole: every key's type and range, unknown keys,

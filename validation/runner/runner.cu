@@ -245,8 +245,9 @@ ojson measured_json(const runner::Program& p, const runner::Plan& plan, const ru
         "every kernel block stores one 8-byte word at its end (as real kernels write results)",
         "roofline kernels: grid-stride 16-byte streaming read of `bytes` from a device buffer (successive kernels read "
         "different ranges, so none hits the L2 left by the previous), each block also spinning at least flops/peak_flops/waves",
-        "copies use the host buffer they name (pinned, pageable or managed); anonymous copies use per-thread host scratch, "
-        "one per memory kind; the device side of copies and memsets is per-thread device scratch",
+        std::string(hetsim::kEmulationNamedHostBuffers) +
+            " (pinned, pageable or managed); anonymous copies use per-thread host scratch, one per memory kind; the device "
+            "side of copies and memsets is per-thread device scratch",
         "kernel `uses`: blocks of the first wave read one byte per 4 KiB page of each managed buffer before their work; host "
         "`uses`: the host reads one byte per page before its busy loop",
         "end_to_end_sync_runs_ns and uninstrumented_end_to_end_ns include each thread's final cudaDeviceSynchronize"});
