@@ -296,6 +296,112 @@ void bench_pageable_sweep(Ctx& c, json& out) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// pageable_steady (issue 14): the speed a pageable H2D settles at when a program copies its own
+// buffer again and again. pageable_sweep's h2d_warm (a slice of one 512 MiB buffer, 5 copies a
+// size) rises over its reps and its last reps are still 15-25% below what validation 87-89 (a
+// buffer of the copy's size, malloc'd and touched once a page, 48 copies) measure from the first
+// copy on. Modes, per size 256 KiB .. 32 MiB, each on a fresh malloc of exactly the size:
+//   own_steady: touched once a page (as the runner does), then `reps` copies back to back;
+//   own_filled: memset whole by the CPU first (the source in the CPU caches when it fits), then
+//               the same copies;
+//   own_first:  `firsts` fresh buffers, each touched once a page and copied once (the first copy
+//               of a source never copied before, against h2d_idle's rotation through 512 MiB);
+//   big_steady: the first `size` bytes of one 512 MiB buffer touched once a page (h2d_warm's
+//               source), the same copies.
+// Each copy: event; t0; cudaMemcpyAsync; t1; event; cudaStreamSynchronize; t2 (as pageable_sweep).
+void bench_pageable_steady(Ctx& c, json& out) {
+    const bool q = c.opt.quick;
+    const std::vector<size_t> sizes = q ? std::vector<size_t>{256 * KiB, 4 * MiB}
+                                        : std::vector<size_t>{256 * KiB, 512 * KiB, 1 * MiB, 2 * MiB, 4 * MiB,
+                                                              8 * MiB, 16 * MiB, 32 * MiB};
+    const int reps = q ? 4 : 12, firsts = q ? 2 : 6;
+    const size_t big_bytes = 512 * MiB;
+    char* d = (char*)c.dev(32 * MiB);
+    cudaStream_t s = c.s[0];
+    EventPool ev(2);
+    auto touch_pages = [](char* p, size_t b) {
+        volatile char* v = p;
+        for (size_t off = 0; off < b; off += 4096) v[off] = 0;
+    };
+    auto get = [](size_t b) {
+        char* p = (char*)std::malloc(b);
+        if (!p) mb_die("pageable_steady: cannot allocate %zu bytes of host memory", b);
+        return p;
+    };
+    char* big = get(big_bytes);
+    touch_pages(big, big_bytes);
+    out["config"] = {
+        {"reps", reps},
+        {"firsts", firsts},
+        {"sizes", sizes},
+        {"modes",
+         {{"own_steady", "malloc(size), one byte written per 4 KiB page, then reps x (event; t0; cudaMemcpyAsync H2D; "
+                         "t1; event; cudaStreamSynchronize; t2) from it"},
+          {"own_filled", "as own_steady, the buffer memset whole first"},
+          {"own_first", "firsts x (malloc(size), one byte per page, one timed copy, free): first copies"},
+          {"big_steady", "as own_steady from the first size bytes of one 512 MiB malloc touched once a page "
+                         "(pageable_sweep h2d_warm's source)"}}},
+        {"fields", "call_us = t1-t0, total_us = t2-t0, gpu_us = event to event; rep r of own_steady/own_filled/"
+                   "big_steady is the (r+1)th copy of that source"}};
+    CK(cudaMemcpyAsync(d, big, 64 * KiB, cudaMemcpyHostToDevice, s));
+    CK(cudaStreamSynchronize(s));
+    json pts = json::array();
+    auto one = [&](char* hp, size_t b, std::vector<double>& call, std::vector<double>& total, std::vector<double>& gpu) {
+        CK(cudaEventRecord(ev[0], s));
+        const int64_t t0 = now_ns();
+        cudaError_t e = cudaMemcpyAsync(d, hp, b, cudaMemcpyHostToDevice, s);
+        const int64_t t1 = now_ns();
+        CK(e);
+        CK(cudaEventRecord(ev[1], s));
+        CK(cudaStreamSynchronize(s));
+        const int64_t t2 = now_ns();
+        call.push_back(ns_to_us(t1 - t0));
+        total.push_back(ns_to_us(t2 - t0));
+        gpu.push_back(event_us(ev[0], ev[1]));
+    };
+    for (const char* mode : {"own_steady", "own_filled", "own_first", "big_steady"}) {
+        const std::string m = mode;
+        for (size_t b : sizes) {
+            std::vector<double> call, total, gpu;
+            if (m == "own_first") {
+                for (int r = 0; r < firsts; ++r) {
+                    char* p = get(b);
+                    touch_pages(p, b);
+                    one(p, b, call, total, gpu);
+                    std::free(p);
+                }
+            } else {
+                char* p = m == "big_steady" ? big : get(b);
+                if (m == "own_filled") std::memset(p, 0x5a, b);
+                else if (m == "own_steady") touch_pages(p, b);
+                for (int r = 0; r < reps; ++r) one(p, b, call, total, gpu);
+                if (p != big) std::free(p);
+            }
+            json j;
+            j["mode"] = m;
+            j["bytes"] = b;
+            j["call_us"] = r3v(call);
+            j["total_us"] = r3v(total);
+            j["gpu_us"] = r3v(gpu);
+            pts.push_back(j);
+            std::vector<double> late(call.size() > 2 ? call.begin() + 2 : call.begin(), call.end());
+            progress(c, "pageable_steady: %-10s %8s first call %8.1f us, median from the 3rd %8.1f us (%.2f GB/s)",
+                     mode, size_str(b).c_str(), call.front(), median(late), double(b) / median(late) / 1000.0);
+        }
+    }
+    std::free(big);
+    out["points"] = pts;
+    std::vector<double> rates;  // bytes/us = MB/s
+    for (const auto& p : pts)
+        if (p["mode"] == "own_steady" && p["bytes"].get<size_t>() >= 1 * MiB && p["bytes"].get<size_t>() <= 8 * MiB) {
+            auto cl = p["call_us"].get<std::vector<double>>();
+            for (size_t i = 2; i < cl.size(); ++i) rates.push_back(double(p["bytes"].get<size_t>()) / cl[i]);
+        }
+    preview(out, "host.pageable_h2d_warm_bandwidth", rates.empty() ? NAN : median(rates) / 1000.0, "GB/s",
+            "median per-call rate of own_steady 1-8 MiB from the 3rd copy on");
+}
+
+// ---------------------------------------------------------------------------------------------
 void bench_d2d_memset(Ctx& c, json& out) {
     const bool q = c.opt.quick;
     const size_t max_b = q ? 256 * MiB : 1 * GiB;

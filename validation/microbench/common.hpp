@@ -193,6 +193,7 @@ const std::vector<Bench>& benches();
 void bench_device(Ctx&, json&);
 void bench_copy_sweep(Ctx&, json&);
 void bench_pageable_sweep(Ctx&, json&);
+void bench_pageable_steady(Ctx&, json&);
 void bench_d2d_memset(Ctx&, json&);
 void bench_duplex(Ctx&, json&);
 void bench_same_direction(Ctx&, json&);

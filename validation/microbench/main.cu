@@ -568,6 +568,12 @@ const std::vector<Bench>& benches() {
          "an H2D or a D2H of the same size, after a 4 KiB D2H, after a D2H and 500 us of host spin, and an H2D of the "
          "bytes the D2H wrote",
          bench_pageable_turnaround},
+        {"pageable_steady",
+         {"host.pageable_h2d_warm_bandwidth", "host.pageable_h2d_near_bandwidth"},
+         "",
+         "pageable H2D from a program's own buffer copied again and again (12 copies, 256 KiB .. 32 MiB): touched once "
+         "a page, memset whole, first copies of fresh buffers, and h2d_warm's 512 MiB source for comparison",
+         bench_pageable_steady},
     };
     return v;
 }
