@@ -497,6 +497,52 @@ TEST_CASE("calibrate: warm pageable staging speed and the host cache size from h
     CHECK(value_of(c, "host.staging_cache") == 32.0 * 1048576);
 }
 
+TEST_CASE("calibrate: the warm staging speed from the 3rd copy of a source on, own_steady where an input has it") {
+    // Both microbenchmarks copy one source again and again, and its first two copies stage slower
+    // (2026-12-03ab: own_steady 4 MiB 11.6, 10.7, then 13.7-14.8 GB/s): only the 3rd and later
+    // copies are samples. An input with pageable_steady gives its own_steady copies (a buffer of
+    // the copy's size, 12 copies) and not its h2d_warm; the others give their h2d_warm.
+    auto planted = [](const std::string& mode, double slow, double fast, int reps) {
+        json pts = json::array();
+        for (int mib : {1, 2, 4, 8}) {
+            const double bytes = mib * 1048576.0;
+            json call = json::array();
+            for (int r = 0; r < reps; ++r) call.push_back(bytes / (r < 2 ? slow : fast) * 1e6);
+            pts.push_back({{"mode", mode}, {"bytes", int64_t(bytes)}, {"call_us", call}, {"total_us", call}, {"gpu_us", call}});
+        }
+        return pts;
+    };
+    auto with_warm = [&](double slow, double fast) {
+        hetsim::calib::MicrobenchFile f = committed();
+        json& pts = f.doc["benchmarks"]["pageable_sweep"]["points"];
+        json kept = json::array();
+        for (const auto& p : pts)
+            if (p["mode"] != "h2d_warm") kept.push_back(p);
+        for (const auto& p : planted("h2d_warm", slow, fast, 3)) kept.push_back(p);  // slow, slow, fast
+        pts = kept;
+        return f;
+    };
+    hetsim::calib::MicrobenchFile a = with_warm(8e9, 20e9);
+    hetsim::calib::Calibration ca = hetsim::calib::calibrate({a});
+    // Every copy pooled would give 8 GB/s (two of three per size); from the 3rd on, 20 GB/s.
+    CHECK(value_of(ca, "host.pageable_h2d_warm_bandwidth") == Approx(20e9).epsilon(1e-6));
+    // b's h2d_warm (10 GB/s) is not used: b has own_steady, 16 GB/s from its 3rd copy on.
+    hetsim::calib::MicrobenchFile b = with_warm(10e9, 10e9);
+    b.path = "b.json";
+    b.doc["benchmarks"]["pageable_steady"] = {{"points", planted("own_steady", 9e9, 16e9, 12)}};
+    hetsim::calib::Calibration cb = hetsim::calib::calibrate({b});
+    CHECK(value_of(cb, "host.pageable_h2d_warm_bandwidth") == Approx(16e9).epsilon(1e-6));
+    // Pooled: a's 4 samples at 20 GB/s, b's 40 at 16 GB/s: the median is b's.
+    hetsim::calib::Calibration cab = hetsim::calib::calibrate({a, b});
+    CHECK(value_of(cab, "host.pageable_h2d_warm_bandwidth") == Approx(16e9).epsilon(1e-6));
+    bool named = false;
+    for (const auto& p : cab.params)
+        if (p.key == "host.pageable_h2d_warm_bandwidth")
+            named = p.source.find("own_steady") != std::string::npos && p.source.find("in 1 input, pageable_sweep h2d_warm") != std::string::npos &&
+                    p.source.find("44 samples") != std::string::npos;
+    CHECK(named);
+}
+
 TEST_CASE("calibrate: the host cache size from h2d_warm_gap when an input has it") {
     hetsim::calib::MicrobenchFile f = committed();
     json& pts = f.doc["benchmarks"]["pageable_sweep"]["points"];
