@@ -1164,7 +1164,7 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
                    "least squares through the origin (Eigen QR)", ls.rms, ls.n);
             continue;
         }
-        const fit::Line l = pool.guard("memcpy2d " + key, [&] {
+        const fit::Line sparse_line = pool.guard("memcpy2d " + key, [&] {
             std::vector<double> fx, fy;
             for (const auto& pt : d2h_pts) fx.push_back(pt[1]), fy.push_back(pt[0]);
             return fit::fit_line(fx, fy);
@@ -1172,12 +1172,12 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
         const std::string line = "linear least squares over the points (Eigen QR)";
         const std::string per_row = "(median call time - the widest contiguous point's median call) / rows of the row-bound pageable d2h "
                                     "points vs min(host pitch, 128 B) / 128 B (rows < 64 B wide lying apart, else 0)";
-        b.time(key, std::max(0.0, l.intercept), "memcpy2d intercept of " + per_row + ", " + std::to_string(d2h_pts.size()) + " points" + recipe,
-               line, l.rms, l.n);
-        b.time("copy.row_cost.pageable_d2h_sparse", std::max(0.0, l.slope),
+        b.time(key, std::max(0.0, sparse_line.intercept), "memcpy2d intercept of " + per_row + ", " + std::to_string(d2h_pts.size()) + " points" + recipe,
+               line, sparse_line.rms, sparse_line.n);
+        b.time("copy.row_cost.pageable_d2h_sparse", std::max(0.0, sparse_line.slope),
                "memcpy2d slope of " + per_row + ", " + std::to_string(d2h_pts.size()) + " points, " + std::to_string(n_sparse) +
                    " sparse" + recipe,
-               line, l.rms, l.n);
+               line, sparse_line.rms, sparse_line.n);
     }
     return true;
 }

@@ -751,8 +751,8 @@ TEST_CASE("calibrate: sparse pageable D2H rows from memcpy2d and memcpy2d_pitche
     // 32/128); memcpy2d_pitches 16 B rows at destination pitches 16-256 B (0, 0.5, 1, 1).
     const double mib = 1048576.0;
     auto call_of = [&](int width, int pitch) {
-        const double rows = mib / width, f = width < 64 && pitch > width ? std::min(pitch, 128) / 128.0 : 0.0;
-        return 70.0 + (width == 16384 ? 0 : rows * (6e-3 + 80e-3 * f));
+        const double rows = mib / width, factor = width < 64 && pitch > width ? std::min(pitch, 128) / 128.0 : 0.0;
+        return 70.0 + (width == 16384 ? 0 : rows * (6e-3 + 80e-3 * factor));
     };
     json pts = json::array();
     auto point = [&](const char* mem, const char* dir, int width, int pitch) {
