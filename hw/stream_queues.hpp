@@ -52,6 +52,7 @@ public:
     LaunchQueues(const Program& pg, const HwProfile& hw) : depth_(hw.launch_queue_depth), lanes_(pg.streams.size()) {}
     bool enabled() const { return depth_ != 0; }
     bool full(int32_t s) const { return depth_ && lanes_[s].ops.size() >= depth_; }
+    bool full_enabled(int32_t s) const { return lanes_[s].ops.size() >= depth_; }  // full(s), when enabled()
     uint32_t oldest(int32_t s) const { return lanes_[s].ops.front(); }
     // Host thread `t` waits for an entry of stream s.
     void wait(int32_t s, uint32_t t) { lanes_[s].waiters.push_back(t); }

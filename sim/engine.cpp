@@ -40,6 +40,7 @@ constexpr uint32_t kFirstBatchSlot = 2, kBatchSlots = 4;
 static_assert(kFirstBatchSlot + kBatchSlots <= EventQueue::kSlots);
 
 constexpr uint32_t kThreadBit = 0x80000000u;  // edge target is a waiting host thread
+constexpr uint32_t kParkedBit = 0x80000000u;  // a launch queue's waiter is a parked thread (park_step)
 
 // The op kinds whose gap (Simulator::gap) is not a plain stream or event gap: a host callback
 // and the markers.
@@ -83,6 +84,10 @@ struct ThreadState {
     Time fault_left;        // migration time left at the full rate
     Time fault_last;        // when fault_left was brought up to date
     Time fault_then;        // the work's own duration, after the migration
+    // Parked (park_step): its next step, at park_end with the queue key park_key, is held back
+    // until its stream's launch queue frees an entry.
+    Time park_end;
+    uint64_t park_key = 0;  // 0: not parked (a host step's key has priority bits)
 };
 
 // A timeline with a record per op: the units keep a pointer to them from the start.
@@ -130,6 +135,7 @@ public:
             if (pg.threads[t].start_after >= 0) starts_.emplace_back(static_cast<uint32_t>(pg.threads[t].start_after), t);
         std::sort(starts_.begin(), starts_.end());
         has_starts_ = !starts_.empty();
+        if (pg.threads.size() == 1 && !pg.tasks_form && launch_queues_.enabled()) park_ops_ = threads_[0].n_ops;
         q_.reserve(64);
     }
 
@@ -152,7 +158,7 @@ public:
             now_ = now;
             // Tests in the order of how often each type comes (host steps, GPU-ready, copies,
             // kernel batches): fewer instructions than a switch's bounds test and jump table.
-            if (type == kHostStep) host_step(a);
+            if (type == kHostStep) host_step(a, b);
             else if (type == kGpuReady) dispatch(a);
             else if (type == kCopyDone) copies_.on_event(a, b);
             else if (type == kBatchDone) sms_.on_event(a, b);
@@ -162,6 +168,7 @@ public:
             else release_successors<true>(a, now_);  // kHostDone: an op without a GPU phase
             if (after_) after_event();
         }
+        if (parked_) unpark_at_end();
         if (!all_finished()) check_finished();
         tl_.end_to_end = latest_end_;
         tl_.sm_thread_occupancy_ps = sms_.thread_occupancy_ps();
@@ -254,9 +261,10 @@ private:
 
     // ------------------------------------------------------------ host threads
     // Thread t's next step.
-    void push_step(uint32_t t, Time at) { q_.push(at, prio(kHostStep), kHostStep, t); }
+    // `entry`: its next op's launch queue is known to have an entry free then (park_step).
+    void push_step(uint32_t t, Time at, uint32_t entry = 0) { q_.push(at, prio(kHostStep), kHostStep, t, entry); }
 
-    void host_step(uint32_t t) {
+    void host_step(uint32_t t, uint32_t entry) {
         ThreadState& th = threads_[t];
         if (th.pc >= th.n_ops) return;
         uint32_t i = th.ops[th.pc];
@@ -273,7 +281,7 @@ private:
         if (tasks_form_ && waited > Time{}) r.host_cause = host_ready_cause_[i];
         r.sync_wait = waited;
         if (op.graph_node) return graph_node_step(t, i);  // issued by its GraphLaunch: no call of its own
-        if (Program::is_stream_op(op.kind) && launch_queues_.full(op.stream)) return wait_launch_queue(t, i);
+        if (!entry && Program::is_stream_op(op.kind) && launch_queues_.full(op.stream)) return wait_launch_queue(t, i);
         // The calls a pipeline makes most here; the others, and what else a step may do, out of
         // line (host_call), so that this step keeps few registers to save.
         switch (op.kind) {
@@ -593,7 +601,63 @@ private:
         // Host-only ops release their successors when the host phase ends; ops with a GPU phase
         // release them when it ends (a blocking call must not release them twice).
         if (succ_[i] != -1 && !Program::has_gpu_phase(ops_[i].kind)) q_.push(end, prio(kHostDone), kHostDone, i);
+        if (th.pc < park_ops_) {  // one thread (park_step), with an op after this one
+            const Op& next = ops_[th.ops[th.pc]];
+            if (Program::is_stream_op(next.kind) && launch_queues_.full_enabled(next.stream)) return park_step(t, end);
+            return push_step(t, end, 1);  // no other thread fills the queue before the step
+        }
         push_step(t, end);
+    }
+
+    // One host thread (park_ops_), whose next op goes to a stream whose launch queue is full now: its
+    // step at `end` would find it still full unless an entry frees first, since no other thread
+    // fills it. Instead of a step that waits for an entry (wait_launch_queue), the thread parks
+    // in the queue's waiters with the step's queue key, taken now: when an entry frees by `end`,
+    // the step goes to the queue with that key and runs as it would have; when later, what the
+    // failed step did is done then (parked_step) and the thread steps now, as a waiter does.
+    [[gnu::noinline]] void park_step(uint32_t t, Time end) {
+        ThreadState& th = threads_[t];
+        const Op& next = ops_[th.ops[th.pc]];
+        // A graph node's step makes no call (graph_node_step); a step past the time limit or
+        // before now stops the run (check_time).
+        if (next.graph_node || end < now_ || end.ps() > last_quiet_ps_) return step_unparked(t, end);
+        const int32_t stream = next.stream;
+        th.park_end = end;
+        th.park_key = q_.take_key(prio(kHostStep), kHostStep);
+        launch_queues_.wait(stream, t | kParkedBit);
+        ++parked_;
+    }
+    [[gnu::noinline]] void step_unparked(uint32_t t, Time end) { push_step(t, end); }
+    // An entry of parked thread t's stream frees now, op `oldest` leaving it (in a GPU-ready
+    // event: before any host step at the same time).
+    [[gnu::noinline]] void unpark(uint32_t t, uint32_t oldest) {
+        ThreadState& th = threads_[t];
+        --parked_;
+        const uint64_t key = th.park_key;
+        th.park_key = 0;
+        if (now_ <= th.park_end) return q_.push_keyed(th.park_end, key, t, 1);
+        parked_step(t, oldest);
+        push_step(t, now_, 1);
+    }
+    // What the step at park_end did, finding the launch queue full with op `oldest` first in it
+    // (host_step and wait_launch_queue).
+    void parked_step(uint32_t t, uint32_t oldest) {
+        ThreadState& th = threads_[t];
+        OpRecord& r = rec_[th.ops[th.pc]];
+        if (!r.has_host()) r.host_start = th.park_end;
+        r.sync_wait = th.park_end - r.host_start;
+        r.host_cause = Cause{static_cast<int32_t>(oldest), Phase::Gpu, CauseKind::Resource};
+    }
+    // No event is left and a thread is still parked: its step was the last event, and waits.
+    [[gnu::noinline]] void unpark_at_end() {
+        for (uint32_t t = 0; t < threads_.size(); ++t) {
+            ThreadState& th = threads_[t];
+            if (th.pc >= th.n_ops || th.park_key == 0) continue;
+            now_ = max(now_, th.park_end);
+            parked_step(t, launch_queues_.oldest(ops_[th.ops[th.pc]].stream));
+            th.park_key = 0;
+        }
+        parked_ = 0;
     }
 
     // Threads created when op i's host phase ends start their first op a thread start later.
@@ -970,7 +1034,10 @@ private:
     void leave_launch_queue(uint32_t i) {
         const Op& op = ops_[i];
         if (op.thread >= 0 && !op.graph_node && launch_queues_.enabled())
-            launch_queues_.take(op.stream, i, [&](uint32_t t) { push_step(t, now_); });
+            launch_queues_.take(op.stream, i, [&](uint32_t t) {
+                if (t & kParkedBit) return unpark(t & ~kParkedBit, i);
+                push_step(t, now_);
+            });
     }
 
     // ------------------------------------------------------------ end of run
@@ -1116,6 +1183,9 @@ private:
     // Copies slow memory-bound kernels (rules.copy_hbm, with the SM scheduler and a slow-down).
     const bool copy_hbm_ = hw_.rules.copy_hbm && hw_.rules.sm_residency && (hw_.hbm_beside_h2d > 0 || hw_.hbm_beside_d2h > 0);
     uint32_t after_ = 0;     // nonzero while faulting_ > 0 or the SMs asked for after_event_work()
+    // One host thread, not tasks form, launch queues: its op count, else 0 (no step parks: park_step).
+    uint32_t park_ops_ = 0;
+    uint32_t parked_ = 0;    // threads parked now
 };
 
 }  // namespace

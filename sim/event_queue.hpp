@@ -30,6 +30,11 @@ public:
     void push(Time t, uint32_t priority, uint32_t type, uint32_t a, uint32_t b = 0) {
         insert(SimEvent{t.ps(), (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type, a, b});
     }
+    // The key push() would give an event now, taken without pushing it: push_keyed() inserts the
+    // event later with this key, and it pops where it would have had it been pushed now (the
+    // queue's order is (time, key) alone), as long as it goes in before that turn comes.
+    uint64_t take_key(uint32_t priority, uint32_t type) { return (static_cast<uint64_t>(priority) << 62) | (seq_++ << 3) | type; }
+    void push_keyed(Time t, uint64_t key, uint32_t a, uint32_t b = 0) { insert(SimEvent{t.ps(), key, a, b}); }
     bool empty() const { return busy_ == 0 && n_ == 0 && !heap_any_; }
     SimEvent pop() { return *try_pop(); }
     // Takes the earliest event out of the queue, or returns null when the queue is empty: one
