@@ -71,6 +71,11 @@ cudaError_t k_spin(cudaStream_t s, uint64_t ns);
 cudaError_t k_spin_stamp(cudaStream_t s, int grid, int block, uint64_t spin_ns, uint32_t extra_cycles,
                          unsigned long long* stamps, unsigned long long* host_end);
 // One thread writes %globaltimer (first instruction) to *dst (device or mapped host pointer).
+// Block placement: grid x block threads, `smem` bytes of dynamic shared memory each (up to 200 KiB),
+// each block spins spin_ns and writes its %smid to smid[b] and start/end %globaltimer to
+// stamps[2b], stamps[2b+1] (device memory).
+cudaError_t k_place(cudaStream_t s, int grid, int block, size_t smem, uint64_t spin_ns, unsigned int* smid,
+                    unsigned long long* stamps);
 cudaError_t k_stamp_start(cudaStream_t s, unsigned long long* dst);
 // One block: thread 0 takes slot k = atomicAdd(counter, 1) and writes %globaltimer to starts[k];
 // k_slot_end writes it to ends[*counter - 1] (graph_relaunch: one slot per graph launch).
@@ -194,6 +199,7 @@ void bench_device(Ctx&, json&);
 void bench_copy_sweep(Ctx&, json&);
 void bench_pageable_sweep(Ctx&, json&);
 void bench_pageable_steady(Ctx&, json&);
+void bench_block_placement(Ctx&, json&);
 void bench_d2d_memset(Ctx&, json&);
 void bench_duplex(Ctx&, json&);
 void bench_same_direction(Ctx&, json&);

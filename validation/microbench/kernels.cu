@@ -22,6 +22,27 @@ __device__ __forceinline__ void spin_until(unsigned long long t0, unsigned long 
 
 __global__ void spin_kernel(unsigned long long ns) { spin_until(gtimer(), ns); }
 
+// Block placement (block_placement): each block records its SM (%smid), start and end; it holds
+// its dynamic shared memory (touched once) while it spins.
+__global__ void place_kernel(unsigned long long ns, unsigned int* smid, unsigned long long* stamps) {
+    extern __shared__ unsigned char dyn[];
+    __shared__ unsigned long long start;
+    if (threadIdx.x == 0) {
+        start = gtimer();
+        dyn[0] = 1;
+    }
+    __syncthreads();
+    spin_until(start, ns);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned int id;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+        smid[blockIdx.x] = id + dyn[0] - 1;
+        stamps[2 * blockIdx.x] = start;
+        stamps[2 * blockIdx.x + 1] = gtimer();
+    }
+}
+
 __global__ void __launch_bounds__(1024, 2) spin_stamp_kernel(unsigned long long spin_ns, unsigned int extra_cycles, unsigned long long* stamps,
                                   unsigned long long* host_end) {
     __shared__ unsigned long long start;
@@ -179,6 +200,20 @@ cudaError_t k_empty(cudaStream_t s) {
 
 cudaError_t k_spin(cudaStream_t s, uint64_t ns) {
     return launch(spin_kernel, dim3(1), dim3(32), s, (unsigned long long)ns);
+}
+
+cudaError_t k_place(cudaStream_t s, int grid, int block, size_t smem, uint64_t spin_ns, unsigned int* smid,
+                    unsigned long long* stamps) {
+    static bool attr = false;
+    if (!attr) {
+        cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&place_kernel),
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
+        if (e != cudaSuccess) return e;
+        attr = true;
+    }
+    unsigned long long ns = spin_ns;
+    void* args[3] = {(void*)&ns, (void*)&smid, (void*)&stamps};
+    return cudaLaunchKernel((const void*)place_kernel, dim3(grid), dim3(block), args, smem, s);
 }
 
 cudaError_t k_spin_stamp(cudaStream_t s, int grid, int block, uint64_t spin_ns, uint32_t extra_cycles,

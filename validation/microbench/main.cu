@@ -574,6 +574,12 @@ const std::vector<Bench>& benches() {
          "pageable H2D from a program's own buffer copied again and again (12 copies, 256 KiB .. 32 MiB): touched once "
          "a page, memset whole, first copies of fresh buffers, and h2d_warm's 512 MiB source for comparison",
          bench_pageable_steady},
+        {"block_placement",
+         {},
+         "",
+         "which SM each block lands on (%smid) and when, for kernels limited by shared memory (96 and 160 KiB blocks) "
+         "alone, side by side and queued behind each other (validation 30)",
+         bench_block_placement},
     };
     return v;
 }
