@@ -205,18 +205,9 @@ void bench_pageable_sweep(Ctx& c, json& out) {
                 blocker_us = 2000.0;
                 CK(k_spin(s, 2000000));
             }
-            CK(cudaEventRecord(ev[0], s));
-            const int64_t t0 = now_ns();
-            cudaError_t e = h2d ? cudaMemcpyAsync(d, hp, b, cudaMemcpyHostToDevice, s)
-                                : cudaMemcpyAsync(hp, d, b, cudaMemcpyDeviceToHost, s);
-            const int64_t t1 = now_ns();
-            CK(e);
-            CK(cudaEventRecord(ev[1], s));
-            CK(cudaStreamSynchronize(s));
-            const int64_t t2 = now_ns();
-            call.push_back(ns_to_us(t1 - t0));
-            total.push_back(ns_to_us(t2 - t0));
-            gpu.push_back(event_us(ev[0], ev[1]));
+            timed_copy(s, ev, call, total, gpu, [&] {
+                return h2d ? cudaMemcpyAsync(d, hp, b, cudaMemcpyHostToDevice, s) : cudaMemcpyAsync(hp, d, b, cudaMemcpyDeviceToHost, s);
+            });
             blk.push_back(blocker_us);
         }
         json p;
@@ -347,17 +338,7 @@ void bench_pageable_steady(Ctx& c, json& out) {
     CK(cudaStreamSynchronize(s));
     json pts = json::array();
     auto one = [&](char* hp, size_t b, std::vector<double>& call, std::vector<double>& total, std::vector<double>& gpu) {
-        CK(cudaEventRecord(ev[0], s));
-        const int64_t t0 = now_ns();
-        cudaError_t e = cudaMemcpyAsync(d, hp, b, cudaMemcpyHostToDevice, s);
-        const int64_t t1 = now_ns();
-        CK(e);
-        CK(cudaEventRecord(ev[1], s));
-        CK(cudaStreamSynchronize(s));
-        const int64_t t2 = now_ns();
-        call.push_back(ns_to_us(t1 - t0));
-        total.push_back(ns_to_us(t2 - t0));
-        gpu.push_back(event_us(ev[0], ev[1]));
+        timed_copy(s, ev, call, total, gpu, [&] { return cudaMemcpyAsync(d, hp, b, cudaMemcpyHostToDevice, s); });
     };
     for (const char* mode : {"own_steady", "own_filled", "own_first", "big_steady"}) {
         const std::string m = mode;

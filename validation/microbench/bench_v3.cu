@@ -1343,18 +1343,10 @@ void bench_memcpy2d(Ctx& c, json& out) {
                         const bool h2d = dir[0] == 'h';
                         std::vector<double> call, total, gpu;
                         for (int r = 0; r < reps; ++r) {
-                            CK(cudaEventRecord(ev[0], s));
-                            const int64_t t0 = now_ns();
-                            cudaError_t e = h2d ? cudaMemcpy2DAsync(dev.p, pitch, host, pitch, w, rows, cudaMemcpyHostToDevice, s)
-                                                : cudaMemcpy2DAsync(host, pitch, dev.p, pitch, w, rows, cudaMemcpyDeviceToHost, s);
-                            const int64_t t1 = now_ns();
-                            CK(e);
-                            CK(cudaEventRecord(ev[1], s));
-                            CK(cudaStreamSynchronize(s));
-                            const int64_t t2 = now_ns();
-                            call.push_back(ns_to_us(t1 - t0));
-                            total.push_back(ns_to_us(t2 - t0));
-                            gpu.push_back(event_us(ev[0], ev[1]));
+                            timed_copy(s, ev, call, total, gpu, [&] {
+                                return h2d ? cudaMemcpy2DAsync(dev.p, pitch, host, pitch, w, rows, cudaMemcpyHostToDevice, s)
+                                           : cudaMemcpy2DAsync(host, pitch, dev.p, pitch, w, rows, cudaMemcpyDeviceToHost, s);
+                            });
                         }
                         pts.push_back({{"memory", mem}, {"dir", dir}, {"width", w}, {"height", rows}, {"pitch", pitch}, {"bytes", w * rows},
                                        {"call_us", r3v(call)}, {"total_us", r3v(total)}, {"gpu_us", r3v(gpu)}});

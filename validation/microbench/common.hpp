@@ -177,6 +177,11 @@ struct EventPool {
     cudaEvent_t operator[](size_t i) const { return ev[i]; }
 };
 
+// One timed copy in stream s (pageable_sweep, pageable_steady, memcpy2d, memcpy2d_pitches): event;
+// t0; issue(); t1; event; stream sync; t2. Appends t1-t0, t2-t0 and the event interval (us).
+void timed_copy(cudaStream_t s, const EventPool& ev, std::vector<double>& call_us, std::vector<double>& total_us,
+                std::vector<double>& gpu_us, const std::function<cudaError_t()>& issue);
+
 // Clock alignment (launch.cu). Stored in ctx.clock_syncs with its label.
 ClockSync clock_sync(Ctx& c, const std::string& label, int n = 48);
 // Host steady_clock time (ns) of a %globaltimer value, interpolating between alignments.

@@ -136,6 +136,21 @@ double event_us(cudaEvent_t a, cudaEvent_t b) {
     return double(ms) * 1000.0;
 }
 
+void timed_copy(cudaStream_t s, const EventPool& ev, std::vector<double>& call_us, std::vector<double>& total_us,
+                std::vector<double>& gpu_us, const std::function<cudaError_t()>& issue) {
+    CK(cudaEventRecord(ev[0], s));
+    const int64_t t0 = now_ns();
+    cudaError_t e = issue();
+    const int64_t t1 = now_ns();
+    CK(e);
+    CK(cudaEventRecord(ev[1], s));
+    CK(cudaStreamSynchronize(s));
+    const int64_t t2 = now_ns();
+    call_us.push_back(ns_to_us(t1 - t0));
+    total_us.push_back(ns_to_us(t2 - t0));
+    gpu_us.push_back(event_us(ev[0], ev[1]));
+}
+
 EventPool::EventPool(size_t n, unsigned flags) : ev(n) {
     for (auto& e : ev) CK(cudaEventCreateWithFlags(&e, flags));
 }

@@ -220,6 +220,13 @@ cudaError_t k_spin_stamp(cudaStream_t, int grid, int, uint64_t spin_ns, uint32_t
     if (host_end) *(volatile unsigned long long*)host_end = t1;
     return cudaSuccess;
 }
+cudaError_t k_place(cudaStream_t, int grid, int, size_t, uint64_t spin_ns, unsigned int* smid, unsigned long long* st) {
+    const int64_t t0 = now_ns();
+    busy(int64_t(std::min<uint64_t>(spin_ns, 2000000)));
+    const int64_t t1 = now_ns();
+    for (int b = 0; b < grid; ++b) smid[b] = unsigned(b % 132), st[2 * b] = t0, st[2 * b + 1] = t1;
+    return cudaSuccess;
+}
 cudaError_t k_stamp_start(cudaStream_t, unsigned long long* dst) {
     *(volatile unsigned long long*)dst = now_ns();
     return cudaSuccess;
