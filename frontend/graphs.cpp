@@ -42,6 +42,10 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
     Site site;
     std::string label;
     fill_op(op, site, kind, n, kNone, label, false);
+    if (op.kind == OpKind::Memcpy && op.host_mem == MemKind::Pageable && op.dir != CopyDir::D2D)
+        fail_at(n, "graph '" + sc_.program.graphs[capturing_].name + "': a memcpy_async node cannot copy pageable host memory "
+                   "(hetsim stages a pageable copy on the thread that calls it, and a graph launch calls none); use "
+                   "pinned memory, or copy before the graph_launch");
     for (int64_t v : loop_vals_) {  // loops inside the graph
         label += '[';
         label += std::to_string(v);

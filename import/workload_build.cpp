@@ -246,6 +246,12 @@ int32_t Builder::graph_for(const Call& c) {
             n.duration = g.end - g.start;
             n.grid = g.grid, n.block = g.block, n.registers = g.registers, n.shared_memory = g.shared_memory;
             n.bytes = g.bytes, n.dir = g.dir, n.mem = g.host_mem;
+            // hetsim stages a pageable copy on the thread that calls it, and a graph launch calls
+            // none (frontend/graphs.cpp refuses such a node): say so here, not in the scenario.
+            if (n.kind == WKind::Memcpy && n.mem == MemKind::Pageable && n.dir != CopyDir::D2D)
+                throw InputError(SourceLoc{t_.file}, "unsupported: a CUDA graph (" + c.api->name + ") copies pageable host memory ('" +
+                                                         g.name + "'); hetsim models graph copy nodes of pinned, managed or "
+                                                         "device memory only");
             gr.nodes.push_back(std::move(n));
         }
         w_.graphs.push_back(std::move(gr));
