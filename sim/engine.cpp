@@ -309,7 +309,11 @@ private:
     [[gnu::noinline]] void wait_launch_queue(uint32_t t, uint32_t i) {
         const Op& op = ops_[i];
         launch_queues_.wait(op.stream, t);
-        rec_[i].host_cause = Cause{static_cast<int32_t>(launch_queues_.oldest(op.stream)), Phase::Gpu, CauseKind::Resource};
+        note_queue_full(i, launch_queues_.oldest(op.stream));
+    }
+    // Op i's call waits for an entry of its stream's full launch queue, whose first op is `oldest`.
+    void note_queue_full(uint32_t i, uint32_t oldest) {
+        rec_[i].host_cause = Cause{static_cast<int32_t>(oldest), Phase::Gpu, CauseKind::Resource};
     }
 
     // Thread t calls op i now (host_step has noted its start and cause).
@@ -643,10 +647,11 @@ private:
     // (host_step and wait_launch_queue).
     void parked_step(uint32_t t, uint32_t oldest) {
         ThreadState& th = threads_[t];
-        OpRecord& r = rec_[th.ops[th.pc]];
+        const uint32_t i = th.ops[th.pc];
+        OpRecord& r = rec_[i];
         if (!r.has_host()) r.host_start = th.park_end;
         r.sync_wait = th.park_end - r.host_start;
-        r.host_cause = Cause{static_cast<int32_t>(oldest), Phase::Gpu, CauseKind::Resource};
+        note_queue_full(i, oldest);
     }
     // No event is left and a thread is still parked: its step was the last event, and waits.
     [[gnu::noinline]] void unpark_at_end() {
