@@ -4,10 +4,10 @@
 
 namespace hetsim {
 
-SmPool::SmPool(const HwProfile& p) {
-    Free f{static_cast<uint32_t>(p.sm_threads), static_cast<uint32_t>(p.sm_blocks), static_cast<uint32_t>(p.sm_registers),
-           static_cast<uint32_t>(std::min<uint64_t>(p.sm_shared_memory, UINT32_MAX))};
-    segs_.push_back(Seg{0, static_cast<uint16_t>(p.sm_count), f, 0});
+SmPool::SmPool(const HwProfile& p) : carveouts_(p.rules.smem_carveout) {
+    const auto smem = static_cast<uint32_t>(std::min<uint64_t>(p.sm_shared_memory, UINT32_MAX));
+    full_ = Free{static_cast<uint32_t>(p.sm_threads), static_cast<uint32_t>(p.sm_blocks), static_cast<uint32_t>(p.sm_registers), smem, smem};
+    segs_.push_back(Seg{0, static_cast<uint16_t>(p.sm_count), full_, 0});
     total_threads_ = p.sm_count * p.sm_threads;
 }
 
@@ -70,10 +70,7 @@ void SmPool::merge() {
         }
         if (!k) continue;
         Seg& s = segs_[i];
-        s.free.threads -= k * need.threads;
-        s.free.blocks -= k;
-        s.free.regs -= k * need.regs;
-        s.free.smem -= k * need.smem;
+        take(s, need, k);
         out.push_back(SmRun{s.begin, s.end, k});
         placed += k * (s.end - s.begin);
     }
@@ -94,6 +91,7 @@ void SmPool::merge() {
             s.free.blocks += r.blocks;
             s.free.regs += r.blocks * need.regs;
             s.free.smem += r.blocks * need.smem;
+            if (s.free.blocks == full_.blocks) s.free.carveout = full_.carveout;  // idle again
             used_threads_ -= static_cast<uint64_t>(r.blocks) * need.threads * (s.end - s.begin);
         }
         if (i > 0) --i;
@@ -101,10 +99,37 @@ void SmPool::merge() {
     merge();
 }
 
-std::vector<std::array<uint32_t, 4>> SmPool::free_per_sm() const {
-    std::vector<std::array<uint32_t, 4>> v;
+[[gnu::flatten]] uint32_t SmPool::place_deep(const BlockNeed& need, uint32_t want, std::vector<SmRun>& out) {
+    uint32_t placed = 0;
+    for (size_t i = 0; i < segs_.size() && want > 0; ++i) {
+        const uint32_t r = room(segs_[i].free, need);
+        if (!r) continue;
+        const uint16_t begin = segs_[i].begin;
+        uint32_t len = segs_[i].end - begin, k = r;
+        if (static_cast<uint64_t>(r) * len > want) {
+            // The first want / r SMs take r each (the next segment, their tail, takes the rest);
+            // with fewer than r blocks left, one SM takes them.
+            const uint32_t full = want / r;
+            if (full == 0) k = want, len = 1;
+            else len = full;
+            if (begin + len < segs_[i].end) split(i, static_cast<uint16_t>(begin + len));
+        }
+        take(segs_[i], need, k);
+        out.push_back(SmRun{begin, static_cast<uint16_t>(begin + len), k});
+        placed += k * len;
+        want -= k * len;
+    }
+    if (placed == 0) return 0;
+    merge();
+    used_threads_ += static_cast<uint64_t>(placed) * need.threads;
+    return placed;
+}
+
+std::vector<std::array<uint32_t, 5>> SmPool::free_per_sm() const {
+    std::vector<std::array<uint32_t, 5>> v;
     for (const Seg& s : segs_)
-        for (uint16_t k = s.begin; k < s.end; ++k) v.push_back({s.free.threads, s.free.blocks, s.free.regs, s.free.smem});
+        for (uint16_t k = s.begin; k < s.end; ++k)
+            v.push_back({s.free.threads, s.free.blocks, s.free.regs, s.free.smem, s.free.carveout});
     return v;
 }
 

@@ -1,5 +1,8 @@
 // The SM scheduler: kernels ready to run are placed on the SMs' block slots in batches (as many
-// blocks as fit), highest stream priority first, then in the order they became ready; at most
+// blocks as fit: breadth-first for a kernel that finds room when it becomes ready, depth-first
+// for blocks that waited for room, rules.refill_deep; within the shared-memory carveout of busy
+// SMs, rules.smem_carveout; hw/sm_pool.hpp), highest stream priority first, then in the order
+// they became ready; at most
 // gpu.max_kernels run at once; a kernel from another stream starts only once room frees up
 // (hardware-notes #14, #16). Memory-bound kernels share HBM equally. Durations (the kernel's
 // cost, split into waves) come from models/kernel_model. Device-to-device copies and memsets are
@@ -77,6 +80,7 @@ private:
         Time ready;
         bool device_copy = false;  // a D2D copy or memset: block_time is its time on an idle device
         bool draining = false;     // memory-bound: a part of its blocks ended, others run (rules.beside_streaming)
+        bool waited = false;       // it did not all fit when it became ready: its blocks wait for room
     };
     struct Batch {
         uint32_t kernel;  // index into kernels_
@@ -142,6 +146,7 @@ private:
     const bool drain_ = hw_.rules.beside_streaming && hw_.hbm_drain_start < 1;
     const Time beside_extra_ = hw_.rules.beside_streaming ? hw_.kernel_beside_hbm : Time{};
     std::vector<SmRun> split_scratch_;
+    const bool refill_deep_ = hw_.rules.refill_deep;  // blocks that waited for room fill SMs deep
     int32_t draining_ = 0;  // memory-bound kernels draining (Kernel::draining)
     void place_drain_parts(uint32_t b, Time work);
 };
@@ -197,10 +202,12 @@ void SmScheduler<Sink>::enqueue(uint32_t slot) {
         // unless blocks are left (then it is in the list, as fill() would leave it).
         const Round r = place_round(slot);
         if (r == Round::kPlaced) return;
+        kernels_[slot].waited = true;
         waiting_.push_back(slot);
         if (r == Round::kPartial) fill();
         return;
     }
+    kernels_[slot].waited = true;
     waiting_.push_back(slot);
     fill();
 }
@@ -232,7 +239,9 @@ typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) 
         return Round::kStop;
     const uint32_t b = new_batch(slot);
     Batch& bt = batches_[b];
-    const uint32_t placed = sm_.place(k.need, k.unplaced, bt.runs);
+    // Blocks that waited for room fill each SM as deep as it holds them (rules.refill_deep); a
+    // kernel that finds room when it becomes ready spreads breadth-first.
+    const uint32_t placed = refill_deep_ && k.waited ? sm_.place_deep(k.need, k.unplaced, bt.runs) : sm_.place(k.need, k.unplaced, bt.runs);
     if (placed == 0) {
         bt.live = false;
         free_batches_.push_back(b);

@@ -365,6 +365,13 @@ const std::vector<ParamDecl>& param_decls() {
         rule("rules.beside_streaming", &P::Rules::beside_streaming,
              "a memory-bound kernel's blocks free their SMs from hbm.drain_start of a wave on, and a kernel starting beside "
              "one takes kernel.beside_hbm_extra longer (off: blocks of a wave free their SMs together, no extra)"),
+        rule("rules.refill_deep", &P::Rules::refill_deep,
+             "blocks that waited for room fill each SM with room as deep as it holds them before the next (off: "
+             "breadth-first, one block per SM in turn, as for a kernel that finds room when it becomes ready)"),
+        rule("rules.smem_carveout", &P::Rules::smem_carveout,
+             "the first kernel on an idle SM sets its shared memory to that kernel's blocks alone x their shared "
+             "memory (none without any); a block with shared memory joins a busy SM only within it (off: up to "
+             "sm.shared_memory)"),
         rule("rules.fault_hold", &P::Rules::fault_hold,
              "a kernel that ends while another kernel demand-faults managed memory completes when those faults are served"),
         rule("rules.host_sync", &P::Rules::host_sync,

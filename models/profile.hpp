@@ -112,7 +112,7 @@ struct HwProfile {
              hw_queues = true, launch_queue = true, launch_contention = true, module_loading = true,
              sync_wakeup = true, host_funcs = true, graphs = true, um_migration = true, alloc_costs = true,
              host_sync = true, cross_engine_wait = true, fault_hold = true, callback_idle = true,
-             device_copy_sms = true, copy_hbm = true, beside_streaming = true;
+             device_copy_sms = true, copy_hbm = true, beside_streaming = true, refill_deep = true, smem_carveout = true;
     } rules;
 };
 

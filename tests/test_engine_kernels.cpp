@@ -400,6 +400,169 @@ threads:
     check_gpu(s, "m2", us(0), us(200));
 }
 
+TEST_CASE("engine: blocks that waited for room fill freed SMs deep (rules.refill_deep)", "[engine][kernel]") {
+    // The H200 block_placement cases (validation/measurements/h200/2026-12-03ad): big, 160 KiB a
+    // block, fills every SM one deep; t1 and t2 (96 KiB a block, two fit an SM) wait for it.
+    const std::string head = R"(
+hardware:
+  profile: h200
+  zero_latency: true
+)";
+    const std::string body = R"(streams: [s1, s2, s3]
+threads:
+  main:
+    - kernel: big
+      stream: s1
+      grid: 132
+      block: 128
+      shared_memory: 160KiB
+      duration: 500us
+    - kernel: t1
+      stream: s2
+      grid: 132
+      block: 256
+      shared_memory: 96KiB
+      duration: 1000us
+    - kernel: t2
+      stream: s3
+      grid: 132
+      block: 256
+      shared_memory: 96KiB
+      duration: 2000us
+    - kernel: big2
+      stream: s1
+      grid: 132
+      block: 128
+      shared_memory: 160KiB
+      duration: 500us
+)";
+    SECTION("deep") {
+        // At 500 big's SMs free: t1's 132 blocks, which waited, take SMs 0-65 two deep, t2's
+        // SMs 66-131. t1 ends at 1500 and frees SMs 0-65 whole: big2 (after big in s1, waiting
+        // since 500) places 66 blocks there (1500-2000, one wave of 500 us) and its other 66 on
+        // the same SMs when those end: 2000-2500, as t2 ends.
+        Sim s = run(head + body);
+        check_gpu(s, "big", us(0), us(500));
+        check_gpu(s, "t1", us(500), us(1500));
+        check_gpu(s, "t2", us(500), us(2500));
+        check_gpu(s, "big2", us(1500), us(2500));
+        check_end(s, us(2500));
+    }
+    SECTION("breadth-first") {
+        // Off: t1 and t2 each take one block on every SM at 500, so no SM is whole again until
+        // t2 ends: big2 runs 2500-3000.
+        Sim s = run(head + "  rules.refill_deep: off\n" + body);
+        check_gpu(s, "t1", us(500), us(1500));
+        check_gpu(s, "t2", us(500), us(2500));
+        check_gpu(s, "big2", us(2500), us(3000));
+        check_end(s, us(3000));
+    }
+    SECTION("a kernel that finds room spreads breadth-first") {
+        // t1 alone on an idle device: one block on each SM, so the 160 KiB big beside it fits
+        // nowhere (96 + 160 > 228 KiB) and waits for t1: 0-1000, then 1000-1500.
+        Sim s = run(head + R"(streams: [s1, s2]
+threads:
+  main:
+    - kernel: t1
+      stream: s1
+      grid: 132
+      block: 256
+      shared_memory: 96KiB
+      duration: 1000us
+    - kernel: big
+      stream: s2
+      grid: 132
+      block: 128
+      shared_memory: 160KiB
+      duration: 500us
+)");
+        check_gpu(s, "t1", us(0), us(1000));
+        check_gpu(s, "big", us(1000), us(1500));
+    }
+}
+
+TEST_CASE("engine: a block with shared memory joins a busy SM only within its carveout (rules.smem_carveout)",
+          "[engine][kernel]") {
+    const std::string head = R"(
+hardware:
+  profile: h200
+  zero_latency: true
+)";
+    const std::string reduce = R"(
+    - kernel: reduce
+      stream: s1
+      grid: 132
+      block: 1024
+      duration: 800us
+)";
+    const std::string tiles = R"(
+    - kernel: t1
+      stream: s2
+      grid: 132
+      block: 256
+      shared_memory: 96KiB
+      duration: 1000us
+    - kernel: t2
+      stream: s3
+      grid: 132
+      block: 256
+      shared_memory: 96KiB
+      duration: 1000us
+)";
+    const std::string streams = "streams: [s1, s2, s3]\nthreads:\n  main:";
+    SECTION("tiles beside a kernel without shared memory wait") {
+        // reduce lands first: its SMs get no shared memory, so the 96 KiB tiles (threads and the
+        // 228 KiB would allow them) wait until it ends at 800; then two deep: 800-1800 each.
+        Sim s = run(head + streams + reduce + tiles);
+        check_gpu(s, "reduce", us(0), us(800));
+        check_gpu(s, "t1", us(800), us(1800));
+        check_gpu(s, "t2", us(800), us(1800));
+        CHECK(s.op("t1").gpu_cause.kind == CauseKind::Resource);
+        // Off: 1024 + 2 x 256 threads and 2 x 96 KiB fit one SM: all from 0.
+        Sim t = run(head + "  rules.smem_carveout: off\n" + streams + reduce + tiles);
+        check_gpu(t, "t1", us(0), us(1000));
+        check_gpu(t, "t2", us(0), us(1000));
+    }
+    SECTION("a kernel without shared memory joins the tiles") {
+        // t1 lands first and sets each SM's shared memory to its two blocks' 192 KiB: t2 fits
+        // beside it, and reduce needs no shared memory: all three from 0 (validation 30).
+        Sim s = run(head + streams + tiles + reduce);
+        check_gpu(s, "t1", us(0), us(1000));
+        check_gpu(s, "t2", us(0), us(1000));
+        check_gpu(s, "reduce", us(0), us(800));
+    }
+    SECTION("the carveout is the first kernel's blocks alone x their shared memory") {
+        // a: 1024 threads, 32 KiB -> 2 blocks alone (threads) -> 64 KiB carveout; one block per
+        // SM uses 32. b (256 threads, 32 KiB) fits once beside it; c (the same) finds 0 KiB left
+        // and waits for a and b: 0-100, then 100-200.
+        Sim s = run(head + R"(streams: [s1, s2, s3]
+threads:
+  main:
+    - kernel: a
+      stream: s1
+      grid: 132
+      block: 1024
+      shared_memory: 32KiB
+      duration: 100us
+    - kernel: b
+      stream: s2
+      grid: 132
+      block: 256
+      shared_memory: 32KiB
+      duration: 100us
+    - kernel: c
+      stream: s3
+      grid: 132
+      block: 256
+      shared_memory: 32KiB
+      duration: 100us
+)");
+        check_gpu(s, "a", us(0), us(100));
+        check_gpu(s, "b", us(0), us(100));
+        check_gpu(s, "c", us(100), us(200));
+    }
+}
+
 TEST_CASE("engine: HBM sharing with a kernel in waves", "[engine][kernel]") {
     // m1: 100 us alone, 2 blocks per SM (shared memory) -> 2 waves of 50 us. m2: 50 us alone;
     // its blocks fit beside m1's.
@@ -428,11 +591,19 @@ threads:
       bytes: 50MB
 )";
     SECTION("m2 first") {
+        // m2 lands first on idle SMs and sets their shared memory to none (rules.smem_carveout):
+        // m1's 100 KiB blocks wait for m2 to end. m2 runs alone 0-50, m1 alone 50-150.
         Sim s = run(head + m2 + m1);
-        // Both run from 0 at half speed: m2 and m1's first wave end at 100; m1's second wave
-        // then runs alone: 100-150.
-        check_gpu(s, "m2", us(0), us(100));
-        check_gpu(s, "m1", us(0), us(150));
+        check_gpu(s, "m2", us(0), us(50));
+        check_gpu(s, "m1", us(50), us(150));
+        CHECK(s.op("m1").gpu_cause.kind == CauseKind::Resource);
+        // Without carveouts both run from 0 at half speed: m2 and m1's first wave end at 100;
+        // m1's second wave then runs alone: 100-150.
+        std::string off = head;
+        off.insert(off.find("streams:"), "  rules.smem_carveout: off\n");
+        Sim t = run(off + m2 + m1);
+        check_gpu(t, "m2", us(0), us(100));
+        check_gpu(t, "m1", us(0), us(150));
     }
     SECTION("m1 first") {
         Sim s = run(head + m1 + m2);

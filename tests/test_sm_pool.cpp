@@ -11,19 +11,32 @@ using namespace hetsim;
 
 namespace {
 
-// One array entry per SM; one block per SM per round, lowest SM first.
+// One array entry per SM {threads, blocks, registers, shared memory free; carveout}. Breadth-first:
+// one block per SM per round, lowest SM first; depth-first: each SM, lowest first, as many as it
+// holds. An idle SM takes the carveout of the first kernel placed on it (with carveouts on).
 struct ReferencePool {
-    std::vector<std::array<uint32_t, 4>> free;
-    uint32_t room(size_t i, const BlockNeed& n) const {
-        uint32_t r = std::min(free[i][0] / n.threads, free[i][1]);
-        if (n.regs) r = std::min(r, free[i][2] / n.regs);
-        if (n.smem) r = std::min(r, free[i][3] / n.smem);
+    std::vector<std::array<uint32_t, 5>> free;
+    bool carveouts;
+    std::array<uint32_t, 5> full = free.at(0);
+    uint32_t room(const std::array<uint32_t, 5>& f, const BlockNeed& n) const {
+        uint32_t r = std::min(f[0] / n.threads, f[1]);
+        if (n.regs) r = std::min(r, f[2] / n.regs);
+        if (n.smem) {
+            uint32_t used = full[3] - f[3];
+            r = std::min(r, f[4] > used ? (f[4] - used) / n.smem : 0);
+        }
         return r;
     }
-    std::vector<uint32_t> place(const BlockNeed& n, uint32_t want) {
+    std::vector<uint32_t> place(const BlockNeed& n, uint32_t want, bool deep) {
         std::vector<uint32_t> got(free.size(), 0);
         std::vector<uint32_t> r(free.size());
-        for (size_t i = 0; i < free.size(); ++i) r[i] = room(i, n);
+        for (size_t i = 0; i < free.size(); ++i) r[i] = room(free[i], n);
+        if (deep) {
+            for (size_t i = 0; i < free.size() && want; ++i) {
+                got[i] = std::min(r[i], want);
+                want -= got[i];
+            }
+        }
         bool progress = true;
         while (want && progress) {
             progress = false;
@@ -31,6 +44,8 @@ struct ReferencePool {
                 if (got[i] < r[i]) { ++got[i]; --want; progress = true; }
         }
         for (size_t i = 0; i < free.size(); ++i) {
+            if (!got[i]) continue;
+            if (carveouts && free[i][1] == full[1]) free[i][4] = n.smem ? room(full, n) * n.smem : 0;
             free[i][0] -= got[i] * n.threads;
             free[i][1] -= got[i];
             free[i][2] -= got[i] * n.regs;
@@ -44,18 +59,21 @@ struct ReferencePool {
             free[i][1] += got[i];
             free[i][2] += got[i] * n.regs;
             free[i][3] += got[i] * n.smem;
+            if (free[i][1] == full[1]) free[i][4] = full[4];
         }
     }
 };
 
 }  // namespace
 
-TEST_CASE("sm pool: segments place and release exactly like per-SM breadth-first placement") {
+TEST_CASE("sm pool: segments place and release exactly like per-SM breadth-first and depth-first placement, "
+          "with and without shared-memory carveouts") {
     HwProfile p = load_profile("h200", {});
     std::mt19937 rng(12345);
-    for (int trial = 0; trial < 40; ++trial) {
+    for (int trial = 0; trial < 80; ++trial) {
+        p.rules.smem_carveout = trial % 2 == 0;
         SmPool pool(p);
-        ReferencePool ref{pool.free_per_sm()};
+        ReferencePool ref{pool.free_per_sm(), p.rules.smem_carveout};
         struct Live { BlockNeed need; std::vector<SmRun> runs; std::vector<uint32_t> ref; };
         std::vector<Live> live;
         for (int step = 0; step < 200; ++step) {
@@ -69,12 +87,13 @@ TEST_CASE("sm pool: segments place and release exactly like per-SM breadth-first
                 KernelShape s;
                 s.block = blocks[rng() % 6];
                 s.regs_per_thread = 16 + rng() % 64;
-                s.smem_per_block = (rng() % 4) * 16384;
+                s.smem_per_block = (rng() % 8) * 16384;
                 BlockNeed need = BlockNeed::of(s);
                 uint32_t want = 1 + rng() % 700;
+                const bool deep = rng() % 2 == 0;
                 Live l{need, {}, {}};
-                uint32_t placed = pool.place(need, want, l.runs);
-                l.ref = ref.place(need, want);
+                uint32_t placed = deep ? pool.place_deep(need, want, l.runs) : pool.place(need, want, l.runs);
+                l.ref = ref.place(need, want, deep);
                 uint32_t ref_placed = 0;
                 for (uint32_t g : l.ref) ref_placed += g;
                 REQUIRE(placed == ref_placed);
