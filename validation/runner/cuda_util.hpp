@@ -81,8 +81,8 @@ cudaError_t add_op_kernel_node(cudaGraphNode_t* node, cudaGraph_t graph, const c
                                unsigned block, size_t smem, const KernelArgs& a);
 cudaError_t op_kernel_occupancy(int* blocks_per_sm, int block, size_t smem);
 cudaError_t op_kernel_attributes(cudaFuncAttributes* attr);
-// Allows up to max_dynamic_smem bytes of dynamic shared memory and fixes the carveout at the
-// maximum shared memory, so that kernels with different needs never force an SM reconfiguration.
+// Allows up to max_dynamic_smem bytes of dynamic shared memory; the carveout preference stays the
+// default, so each SM's shared memory is set by the first launch on it while it is idle.
 cudaError_t op_kernel_configure(int max_dynamic_smem);
 
 // One thread spins until (int)(*flag - token) >= 0 (host-written mapped memory), then writes

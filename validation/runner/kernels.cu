@@ -93,10 +93,10 @@ cudaError_t op_kernel_attributes(cudaFuncAttributes* attr) {
 }
 
 cudaError_t op_kernel_configure(int max_dynamic_smem) {
-    cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(&op_kernel), cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_smem);
-    if (e != cudaSuccess) return e;
-    return cudaFuncSetAttribute(reinterpret_cast<const void*>(&op_kernel), cudaFuncAttributePreferredSharedMemoryCarveout,
-                                int(cudaSharedmemCarveoutMaxShared));
+    // The carveout preference stays the default (none), as a program's kernels have it: the
+    // driver sets each SM's shared memory for the launch that lands on it while it is idle
+    // (docs/model.md Rule 4, rules.smem_carveout).
+    return cudaFuncSetAttribute(reinterpret_cast<const void*>(&op_kernel), cudaFuncAttributeMaxDynamicSharedMemorySize, max_dynamic_smem);
 }
 
 cudaError_t launch_poll_kernel(cudaStream_t s, const unsigned* flag, unsigned token, unsigned* ack, unsigned long long timeout_ns) {
