@@ -162,9 +162,13 @@ std::string stamp_of(const std::string& path) {
     return std::to_string(size) + '\n' + std::to_string(mtime.time_since_epoch().count());
 }
 
+// The deepest chain of bases a profile may have (each base is read recursively).
+constexpr size_t kMaxBaseDepth = 64;
+
 // The profiles being read, outermost first, to catch a chain of bases that comes back to itself.
 struct Chain {
     std::vector<std::string> shown;
+    SourceLoc top_at;  // the outermost profile's 'base'
     std::vector<std::string> canonical;  // filled in only once a base is met: most loads hit the cache
     void fill() {
         while (canonical.size() < shown.size()) canonical.push_back(fs::weakly_canonical(shown[canonical.size()]).string());
@@ -196,9 +200,19 @@ LoadedProfile parse_profile_file(const std::string& path, const std::string& nam
             throw InputError(at, "profile bases form a cycle: " + cycle + base_path +
                                      "; a profile's base chain must end in a profile without 'base'");
         }
+        // Too deep: said at the outermost profile's 'base', whether the bases were read now or
+        // come from the cache.
+        if (chain.shown.size() == 1) chain.top_at = at;
+        auto too_deep = [&] {
+            return InputError(chain.top_at, "profile bases nest more than " + std::to_string(kMaxBaseDepth) + " deep (from " +
+                                                chain.shown.front() + "); a profile's base chain must end in a profile without 'base' within " +
+                                                std::to_string(kMaxBaseDepth) + " profiles");
+        };
+        if (chain.shown.size() >= kMaxBaseDepth) throw too_deep();
         chain.shown.push_back(base_path);
         chain.canonical.push_back(canonical);
         LoadedProfile b = load_file(base_path, base_name, chain);
+        if (chain.shown.size() - 1 + b.files.size() > kMaxBaseDepth) throw too_deep();
         chain.shown.pop_back();
         chain.canonical.resize(std::min(chain.canonical.size(), chain.shown.size()));
         lp.profile = b.profile;

@@ -194,6 +194,21 @@ TEST_CASE("profiles: a profile with a base inherits every value and overrides it
     CHECK(load_profile(alias, {}).h2d_bw == h200.h2d_bw);
 }
 
+TEST_CASE("profiles: a chain of bases deeper than 64 profiles is an error, not a stack overflow") {
+    ProfileDir d;
+    // p0 has base h200, p<k> has base p<k-1>: p63's chain is 64 profiles + h200 (65 deep).
+    for (int k = 0; k < 2000; ++k)
+        d.write("p" + std::to_string(k) + ".yaml",
+                "name: p" + std::to_string(k) + "\nbase: " + (k == 0 ? std::string("h200") : "p" + std::to_string(k - 1) + ".yaml") + "\nparams: {}\n");
+    // p62: 63 profiles + h200 = 64.
+    CHECK(load_profile((d.dir / "p62.yaml").string(), {"test"}).name == "p62");
+    // Said at the outermost profile's base, read now or (p63, whose base p62 is cached) not.
+    for (const char* top : {"p1999.yaml", "p63.yaml", "p100.yaml"}) {
+        const std::string path = (d.dir / top).string();
+        CHECK(error_of(path).find(path + ":2:7: error: profile bases nest more than 64 deep (from " + path + ")") == 0);
+    }
+}
+
 TEST_CASE("profiles: a profile read before is read again once a file of its base chain changes") {
     ProfileDir d;
     d.write("base.yaml", "base: h200\nparams:\n  sm.count: 100\n");
