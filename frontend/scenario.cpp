@@ -484,6 +484,9 @@ std::string Lowerer::substitute(const YAML::Node& n, const std::string& text) co
     return substitute_at(loc_of(n, file_), text);
 }
 
+// The most text ${...} substitution may make of one value.
+constexpr size_t kMaxSubstitution = size_t{1} << 20;
+
 std::string Lowerer::substitute_at(const SourceLoc& at, const std::string& text) const {
     if (text.find("${") == std::string::npos) return text;
     std::string out;
@@ -506,6 +509,12 @@ std::string Lowerer::substitute_at(const SourceLoc& at, const std::string& text)
             throw InputError(at, undefined_param(name));
         }
         out += param_text(at, name, it->second);
+        // Params made of ${...} of params double per level: '${a} + ${a}' thirty deep is
+        // gigabytes. Bare names ('a + a') are evaluated once each.
+        if (out.size() > kMaxSubstitution)
+            throw InputError(at, "'${" + name + "}' substitutes more than " + std::to_string(kMaxSubstitution >> 20) +
+                                     " MiB of text into this value (params whose text repeats ${...} of others double "
+                                     "per level); use params by name in expressions, as in 'a + a', not '${a} + ${a}'");
         i = e + 1;
     }
 }
