@@ -190,7 +190,14 @@ void expand_range(const std::string& item, std::vector<std::string>& out, bool* 
     if (geometric && x <= 0) bad("'" + item + "': a START..END*FACTOR range must start above 0");
     if (!geometric && (hi - x) / st >= static_cast<i128>(kMaxRangeValues))
         bad("'" + item + "' has more than " + std::to_string(kMaxRangeValues) + " values");
-    for (; x <= hi; x = geometric ? x * st : x + st) out.push_back(format_num(x, scale, a.dim, a.unit));
+    // The next value is computed only when it stays within the end (x * st or x + st past hi
+    // could overflow i128), and the count is checked as values are made.
+    for (;;) {
+        out.push_back(format_num(x, scale, a.dim, a.unit));
+        if (out.size() > kMaxRangeValues) bad("'" + item + "' has more than " + std::to_string(kMaxRangeValues) + " values");
+        if (geometric ? x > hi / st : hi - x < st) break;
+        x = geometric ? x * st : x + st;
+    }
     if (geometric && log_scale) *log_scale = true;
 }
 

@@ -307,6 +307,14 @@ TEST_CASE("sweep: value lists and ranges expand exactly, keeping units") {
     CHECK(expand_values("64e6B..256e6B*2") == Strings{"64MB", "128MB", "256MB"});
     CHECK(expand_values("500ps..2000ps+500ps") == Strings{"500ps", "1ns", "1500ps", "2ns"});
     CHECK_THROWS_WITH(expand_values("5..1"), Catch::Contains("empty range"));
+    // Ranges whose next value would overflow stop at their end (they made values past it, or
+    // wrapped to 0 and never ended).
+    const Strings wide = expand_values("0.000000000000000001..9000000000000000000*1000");
+    REQUIRE(wide.size() == 13);
+    CHECK(wide.back() == "1000000000000000000");
+    CHECK(expand_values("0.000000000000000008..9000000000000000000*4611686018427387904") ==
+          Strings{"0.000000000000000008", "36.893488147419103232"});
+    CHECK(expand_values("9223372036854775800..9223372036854775807+5") == Strings{"9223372036854775800", "9223372036854775805"});
 }
 
 TEST_CASE("sweep: reusing lowered programs across timing-only values changes nothing") {
