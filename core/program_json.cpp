@@ -11,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/input_file.hpp"
 #include "core/error.hpp"
 
 namespace hetsim {
@@ -976,6 +977,7 @@ Program program_from_text(const std::string& text, const std::string& file, std:
 Program read_program_file(const std::string& path, std::string* scenario_name) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw InputError(SourceLoc{path}, std::string("is a directory; ") + kExpected);
+    require_regular_input(path, kExpected);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(SourceLoc{path}, std::string("cannot read the file (") + std::strerror(errno) + "); " + kExpected);
     std::stringstream ss;

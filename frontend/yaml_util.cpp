@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/input_file.hpp"
+
 namespace hetsim {
 
 namespace {
@@ -300,6 +302,7 @@ namespace {
 std::string read_file(const std::string& path) {
     if (std::filesystem::is_directory(path)) throw InputError({path}, "is a directory, not a YAML file");
     if (!std::filesystem::exists(path)) throw InputError({path}, "no such file");
+    require_regular_input(path, "give the path of a YAML file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError({path}, "cannot open file (check its permissions)");
     std::stringstream ss;

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/input_file.hpp"
+
 namespace hetsim::report {
 namespace {
 
@@ -301,6 +303,10 @@ std::string gunzip(const std::string& data, const std::string& file, uint64_t ma
 }
 
 std::string read_text_head(const std::string& path, size_t n, bool* gzip) {
+    if (is_special_file(path)) {  // the reader that follows refuses it; a FIFO would block here
+        if (gzip) *gzip = false;
+        return {};
+    }
     std::ifstream in(path, std::ios::binary);
     // Deflate never grows text by more than a little (plus gzip's header): 2n + 4 KiB of a gzip
     // file hold at least its first n bytes of text.
@@ -322,6 +328,7 @@ std::string read_input_text(const std::string& path, const std::string& expected
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InputError(SourceLoc{path}, "is a directory; it should be a file: " + expected);
+    require_regular_input(path, "it should be a file: " + expected);
     if (const uintmax_t size = fs::file_size(path, ec); !ec && size > json_text_cap(max_memory))
         refuse_over_memory_cap(path, "the file is " + bytes_text(size) + ": with the JSON tree built from it, reading it would pass", max_memory,
                                smaller);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "report/csv_report.hpp"
+#include "core/input_file.hpp"
 #include "core/error.hpp"
 
 namespace hetsim::sweep {
@@ -141,12 +142,14 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }
 
 bool looks_like_sweep_file(const std::string& path) {
+    if (is_special_file(path)) return false;
     std::ifstream in(path, std::ios::binary);
     std::string first;
     return in && std::getline(in, first) && first.rfind(kDefPrefix, 0) == 0;
 }
 
 SweepFile read_sweep_file(const std::string& path) {
+    require_regular_input(path, "give the path of a CSV that hetsim sweep wrote");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError({path}, "cannot read the file");
     SweepFile f;

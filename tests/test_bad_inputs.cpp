@@ -9,6 +9,7 @@
 //   tests/bad/import/NN_name.json       profiler traces: hetsim import FILE -o OUT (OUT never written)
 // Also the command-line errors of `hetsim run` (--set, --format, missing files).
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -379,4 +380,20 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
     }
     std::error_code ec;
     fs::remove_all(dir, ec);
+}
+
+TEST_CASE("bad input: a device or a FIFO as an input file is refused at once, not read without end", "[bad]") {
+    const std::string why = "/dev/zero: error: is not a regular file (a device, FIFO or socket), which could be read without end; ";
+    check_one_line_error(run_cli("run /dev/zero"), why + "give the path of a YAML file");
+    check_one_line_error(run_cli("import /dev/zero"),
+                         why + "it should be a file: a PyTorch profiler trace (torch.profiler export_chrome_trace: Kineto JSON with \"traceEvents\")");
+    check_one_line_error(run_cli("compare scenarios/seeds/double_buffer.yaml /dev/zero"),
+                         why + "it should be a file: a measured timeline: the JSON that hetsim-runner writes, \"schema\": \"hetsim.measured\"");
+    check_one_line_error(run_cli("sweep-merge /dev/zero"), why + "give the path of a CSV that hetsim sweep wrote");
+    // A FIFO nobody writes to would block the read forever.
+    fs::path fifo = fs::temp_directory_path() / ("hetsim-bad-fifo-" + std::to_string(::getpid()));
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    check_one_line_error(run_cli("run '" + fifo.string() + "'"),
+                         fifo.string() + ": error: is not a regular file (a device, FIFO or socket), which could be read without end; give the path of a YAML file");
+    fs::remove(fifo);
 }
