@@ -322,10 +322,14 @@ void Lowerer::fill_pitch(Op& op, Site& site, const YAML::Node& n) {
     op.bytes = width * site.rows;
     for (int side = 0; side < 2; ++side) {
         const Buffer* b = pitched_bufs_[side];
-        if (!b) continue;
         const uint64_t pitch = side ? site.dpitch : site.spitch;
-        const uint64_t extent = pitch * (site.rows - 1) + width;
         const char* key = side ? "dpitch" : "spitch";
+        // pitch x (rows - 1) + width, the bytes one side spans, in 64 bits.
+        if (site.rows > 1 && pitch > (UINT64_MAX - width) / (site.rows - 1))
+            fail_at(field(n, key) ? field(n, key) : field(n, "height"),
+                    std::string(key) + " x (height - 1) + width overflows: the copy would span more than 2^64 bytes");
+        const uint64_t extent = pitch * (site.rows - 1) + width;
+        if (!b) continue;
         if (extent > b->bytes)
             fail_at(field(n, key) ? field(n, key) : field(n, "height"),
                     std::string("the copy spans ") + format_bytes(extent) + " of " + (side ? "dst" : "src") + " '" + b->name + "' (" +
