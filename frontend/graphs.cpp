@@ -97,6 +97,7 @@ void Lowerer::parse_graphs(const YAML::Node& n) {
     if (!n.IsMap()) fail_at(n, "'graphs' must map graph names to lists of ops (the ops captured from one stream)");
     for (auto it = n.begin(); it != n.end(); ++it) {
         std::string name = need_name(it->first, "graph name");
+        no_brackets(*this, it->first, name, "graph");
         if (graphs_.count(name)) fail_at(it->first, "duplicate graph '" + name + "'; each graph name may be declared once");
         if (!it->second.IsSequence() || it->second.size() == 0)
             fail_at(it->second, "graph '" + name + "' must be a non-empty list of ops such as [{kernel: k, duration: 5us}]");

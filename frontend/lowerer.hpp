@@ -385,4 +385,7 @@ void Lowerer::run_loop(const YAML::Node& count_node, const std::string& var, int
     --depth_;
 }
 
+// Refuses a declared name with '[' or ']' (they index arrays: "s[1]" is element 1 of s), as `what`.
+void no_brackets(const Lowerer& l, const YAML::Node& key, const std::string& name, const char* what);
+
 }  // namespace hetsim

@@ -266,14 +266,14 @@ void Lowerer::parse_options(const YAML::Node& n) {
     }
 }
 
-namespace {
 // "s[1]" is element 1 of the array s: a declared name with brackets would be a second one.
 void no_brackets(const Lowerer& l, const YAML::Node& key, const std::string& name, const char* what) {
-    if (name.find_first_of("[]") != std::string::npos)
-        l.fail_at(key, std::string(what) + " name '" + name + "' contains '[' or ']', which index arrays; declare an array with " +
-                           "'count' (" + what + " s with count: 4 gives s[0] .. s[3]) or choose a plain name");
+    if (name.find_first_of("[]") == std::string::npos) return;
+    if (std::string(what) == "graph")  // graphs have no arrays
+        l.fail_at(key, "graph name '" + name + "' contains '[' or ']', which index arrays; choose a plain name");
+    l.fail_at(key, std::string(what) + " name '" + name + "' contains '[' or ']', which index arrays; declare an array with " +
+                       "'count' (" + what + " s with count: 4 gives s[0] .. s[3]) or choose a plain name");
 }
-}  // namespace
 
 void Lowerer::parse_buffers(const YAML::Node& n) {
     if (!n.IsMap()) fail_at(n, "'buffers' must map buffer names to {kind, size}");

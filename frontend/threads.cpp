@@ -36,6 +36,7 @@ void Lowerer::parse_queues(const YAML::Node& n) {
     auto& pg = sc_.program;
     each_declared(*this, n, "queues", [&](const YAML::Node& key, const YAML::Node& spec) {
         std::string name = need_name(key, "queue name");
+        no_brackets(*this, key, name, "queue");
         if (queues_.count(name)) fail_at(key, "duplicate queue '" + name + "'; each queue name may be declared once");
         if (!spec || spec.IsNull())
             fail_at(key, "queue '" + name + "' needs a 'capacity' (the items it holds before a put waits), such as {capacity: 2}");
@@ -54,6 +55,7 @@ void Lowerer::parse_flags(const YAML::Node& n) {
     auto& pg = sc_.program;
     each_declared(*this, n, "flags", [&](const YAML::Node& key, const YAML::Node& spec) {
         std::string name = need_name(key, "flag name");
+        no_brackets(*this, key, name, "flag");
         if (flags_.count(name)) fail_at(key, "duplicate flag '" + name + "'; each flag name may be declared once");
         uint32_t count = 1;
         if (spec && !spec.IsNull()) {
@@ -90,6 +92,7 @@ void Lowerer::declare_threads(const YAML::Node& threads) {
         ThreadSpec spec;
         spec.key = it->first;
         spec.name = need_name(it->first, "thread name");
+        no_brackets(*this, it->first, spec.name, "thread");
         if (thread_decls_.count(spec.name))
             fail_at(it->first, "duplicate thread '" + spec.name + "'; give each host thread its own name");
         const YAML::Node v = it->second;  // a copy: it->second is a member of a temporary
