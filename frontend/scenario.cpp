@@ -108,9 +108,10 @@ Scenario Lowerer::run(const YAML::Node& root) {
     if (YAML::Node b = section("buffers")) parse_buffers(b);
     if (YAML::Node s = section("streams")) parse_streams(s);
     if (YAML::Node e = section("events")) parse_events(e);
-    if (YAML::Node g = section("graphs")) parse_graphs(g);
+    // Queues and flags before graphs: a graph's host_func may set a flag.
     if (YAML::Node q = section("queues")) parse_queues(q);
     if (YAML::Node f = section("flags")) parse_flags(f);
+    if (YAML::Node g = section("graphs")) parse_graphs(g);
     if (YAML::Node m = section("measure")) parse_measure(m);
     YAML::Node threads = root["threads"], tasks = root["tasks"];
     if (threads && tasks) fail_at(tasks, "a scenario has either 'threads' or 'tasks', not both");

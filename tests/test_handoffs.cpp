@@ -185,6 +185,26 @@ threads:
     check_gpu(two, "cb2", us(120), us(140));
     check_host(two, "w1", us(500), us(500));
     check_host(two, "w2", us(500), us(500));
+    // A graph's host_func node sets a flag too (graphs are read after the flags they name).
+    Sim g = run_with("  host.flag_wakeup: 5us\n", R"(streams: [s]
+flags: [done]
+graphs:
+  step:
+    - kernel: k
+      duration: 100us
+    - host_func: cb
+      duration: 20us
+      sets: done
+threads:
+  main:
+    - graph_instantiate: step
+    - graph_launch: step
+      stream: s
+    - host_wait: done
+)");
+    const OpRecord& cb = g.op("cb");
+    CHECK(cb.gpu_end - cb.gpu_start == us(20));
+    CHECK(g.op("host_wait:done").host_end == cb.gpu_end + us(5));
 }
 
 TEST_CASE("start_after and join: threads created and joined inside the run", "[engine][handoff]") {
