@@ -219,11 +219,23 @@ Timeline measured_timeline_from_json(const json& j, const Program& p, const std:
         if (!p.warmup)
             rd.fail("\"measured_from_ns\" marks a measured iteration, but the scenario has no warm-up iterations", P{"measured_from_ns"});
         t.measured_from = rd.ns(j, "measured_from_ns", "the document", P{});
+        if (t.measured_from > latest)
+            rd.fail("\"measured_from_ns\" " + std::to_string(t.measured_from.ps() / 1000) + " is after the end of every measured op (" +
+                        std::to_string((latest.ps() + 999) / 1000) + " ns); the measured iteration starts before its ops end",
+                    P{"measured_from_ns"});
     } else if (p.warmup) {
         rd.fail("the scenario has " + std::to_string(p.warmup) +
                 " warm-up iterations, but the measured timeline has no \"measured_from_ns\" (measured by an older hetsim-runner?)");
     }
-    t.end_to_end = j.contains("end_to_end_ns") ? t.measured_from + rd.ns(j, "end_to_end_ns", "the document", P{}) : latest;
+    if (j.contains("end_to_end_ns")) {
+        const Time e2e = rd.ns(j, "end_to_end_ns", "the document", P{});
+        if (e2e.ps() > INT64_MAX - t.measured_from.ps())
+            rd.fail("\"measured_from_ns\" + \"end_to_end_ns\" passes 9.2e15 ns (about 107 days), the longest time hetsim holds",
+                    P{"end_to_end_ns"});
+        t.end_to_end = t.measured_from + e2e;
+    } else {
+        t.end_to_end = latest;
+    }
     if (t.end_to_end == Time{} && !p.ops.empty())
         rd.fail("the measured end to end time is 0; expected the runner's \"end_to_end_ns\" or op phases that end after 0",
                 j.contains("end_to_end_ns") ? P{"end_to_end_ns"} : P{});
@@ -244,8 +256,11 @@ std::vector<Time> measured_uninstrumented_runs(const json& j, const std::string&
     Reader rd(file, text);
     const json& v = j[key];
     if (!v.is_array()) rd.fail(std::string("\"") + key + "\" must be an array of nanoseconds, got " + v.dump(), JsonPath{key});
-    for (size_t k = 0; k < v.size(); ++k)
-        out.push_back(rd.ns_of(v[k], std::string(key) + "[" + std::to_string(k) + "]", JsonPath{key, k}));
+    for (size_t k = 0; k < v.size(); ++k) {
+        const std::string what = std::string(key) + "[" + std::to_string(k) + "]";
+        out.push_back(rd.ns_of(v[k], what, JsonPath{key, k}));
+        if (out.back() == Time{}) rd.fail(what + " is 0; a run's end to end time is a positive number of nanoseconds", JsonPath{key, k});
+    }
     return out;
 }
 

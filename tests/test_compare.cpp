@@ -291,6 +291,11 @@ TEST_CASE("compare: bad measured documents throw InputError naming the file") {
     expect([](json& d) { d["ops"][1]["gpu_start_ns"] = "soon"; }, "must be a number of nanoseconds");
     expect([](json& d) { d["ops"][1]["gpu_start_ns"] = -5; }, "is negative");
     CHECK_THROWS_AS(read_measured_timeline("/nonexistent/measured.json", p), InputError);
+    // A run of 0 ns read as the measured time gave an error of +0.00 % and passed --max-error.
+    json zero = good;
+    zero["uninstrumented_end_to_end_ns"] = json::array({0});
+    CHECK_THROWS_WITH(measured_uninstrumented_runs(zero, "bad.json", ""),
+                      Contains("uninstrumented_end_to_end_ns[0] is 0; a run's end to end time is a positive number of nanoseconds"));
 }
 
 TEST_CASE("compare: CLI reports, formats and --max-error exit codes") {
@@ -543,7 +548,7 @@ TEST_CASE("compare: SVG of both timelines") {
 
 TEST_CASE("compare: steady state compares the measured iteration, from measured_from_ns") {
     // validation/runner/fake/programs/steady.json: warmup 1, two threads meeting at a barrier.
-    // A measured document whose ops all sit in [0, 2 ms]: measured_from_ns 1 ms and
+    // A measured document whose ops all sit in [0, 1.3 ms]: measured_from_ns 1 ms and
     // end_to_end_ns 0.4 ms make the measured timeline end at 1.4 ms and the compared end to end
     // 0.4 ms; the simulated one is likewise its end less its own measured_from.
     const Program p = read_program_file(HETSIM_SOURCE_DIR "/validation/runner/fake/programs/steady.json");
@@ -553,9 +558,22 @@ TEST_CASE("compare: steady state compares the measured iteration, from measured_
     REQUIRE(sim.measured_from > Time{});
     json m{{"schema", "hetsim.measured"}, {"version", 1}, {"measured_from_ns", 1000000}, {"end_to_end_ns", 400000}};
     json ops = json::array();
-    for (uint32_t i = 0; i < p.ops.size(); ++i)
-        ops.push_back({{"index", i}, {"name", p.op_name(i)}, {"host_start_ns", 10 * i}, {"host_end_ns", 10 * i + 5}});
+    const uint64_t n = p.ops.size();
+    for (uint32_t i = 0; i < n; ++i)
+        ops.push_back({{"index", i}, {"name", p.op_name(i)}, {"host_start_ns", 1300000 * i / (n - 1) - 5}, {"host_end_ns", 1300000 * i / (n - 1)}});
+    ops[0]["host_start_ns"] = 0;
     m["ops"] = ops;
+    {
+        // A measured iteration that starts after every op has ended, or whose end overflows.
+        json late = m;
+        late["measured_from_ns"] = 2000000;
+        CHECK_THROWS_WITH(measured_timeline_from_json(late, p, "steady.measured.json"),
+                          Contains("\"measured_from_ns\" 2000000 is after the end of every measured op (1300000 ns)"));
+        json huge = m;
+        huge["end_to_end_ns"] = 9223372036854000LL;  // with 1 ms before it, past INT64_MAX ps
+        huge["measured_from_ns"] = 1000000;
+        CHECK_THROWS_WITH(measured_timeline_from_json(huge, p, "steady.measured.json"), Contains("passes 9.2e15 ns"));
+    }
     const Timeline meas = measured_timeline_from_json(m, p, "steady.measured.json");
     CHECK(meas.measured_from == Time::ms(1));
     CHECK(meas.end_to_end == Time::us(1400));
