@@ -102,6 +102,7 @@ int run_main(const std::vector<std::string>& args) {
     std::string format = "text", trace, csv, json_out, time_limit, svg, html;
     bool no_suggest = false;
     sweep::SuggestOptions sopt;
+    std::string suggest_budget = std::to_string(sopt.budget), suggest_max_ops = std::to_string(sopt.max_ops);
     po::options_description d("run options");
     d.add_options()("help,h", "show this help")
         ("format", po::value(&format)->default_value("text"), "text or json (printed to stdout)")
@@ -112,12 +113,15 @@ int run_main(const std::vector<std::string>& args) {
         ("report", po::value(&html), "write a self-contained HTML report (timeline with tooltips, critical path, resources, metrics, warnings)")
         ("time-limit", po::value(&time_limit), "stop with an error past this simulated time, e.g. 10s")
         ("no-suggest", po::bool_switch(&no_suggest), "skip the simulated suggestions (pinned buffers, sync mode, hardware queues, knobs)")
-        ("suggest-budget", po::value(&sopt.budget)->default_value(sopt.budget), "at most this many simulated runs for the suggestions (fewer for a large program: about 2*10^7 ops simulated in all)")
-        ("suggest-max-ops", po::value(&sopt.max_ops)->default_value(sopt.max_ops), "skip the suggestions for a program of more ops than this");
+        ("suggest-budget", po::value(&suggest_budget)->default_value(suggest_budget), "at most this many simulated runs for the suggestions (fewer for a large program: about 2*10^7 ops simulated in all)")
+        ("suggest-max-ops", po::value(&suggest_max_ops)->default_value(suggest_max_ops), "skip the suggestions for a program of more ops than this");
     add_common(d, c);
     po::variables_map vm;
     if (int rc = parse(args, d, c, "usage: hetsim run FILE [options]", vm); rc >= 0) return rc;
     if (format != "text" && format != "json") throw InputError({"--format"}, "expected text or json, got '" + format + "'");
+    // Whole numbers, not boost's unsigned parse (which reads -1 as 2^64 - 1).
+    sopt.budget = static_cast<decltype(sopt.budget)>(parse_count("--suggest-budget", suggest_budget, 0, 1'000'000));
+    sopt.max_ops = static_cast<decltype(sopt.max_ops)>(parse_count("--suggest-max-ops", suggest_max_ops, 0, kMaxOpsLimit));
     EngineOptions eo;
     if (!time_limit.empty()) {
         Value v;

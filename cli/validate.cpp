@@ -1,5 +1,6 @@
 // `hetsim validate`: prediction error against the committed GPU measurements.
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -72,6 +73,14 @@ int validate_main(const std::vector<std::string>& args) {
         std::cerr << "hetsim: error: no measurement folder given (" << usage << ")\n";
         return 2;
     }
+    // A limit that no error can meet or that every error meets (NaN, a negative or an infinite
+    // percentage) would make the verdict meaningless.
+    for (auto [name, v] : {std::pair{"--max-median", max_median}, std::pair{"--max-single", max_single}})
+        if (!std::isfinite(v) || v < 0) {
+            char got[32];
+            std::snprintf(got, sizeof got, "%g", v);
+            throw InputError({name}, std::string("expected a percentage of at least 0, got '") + got + "'");
+        }
     if (vm.count("holdout-start")) {
         calib::HoldoutReport h = calib::validate_holdout(dirs, scenarios, base, max_median / 100, max_single / 100);
         for (const auto& f : h.folds) {

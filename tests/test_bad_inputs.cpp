@@ -199,6 +199,15 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli(run + "--set size=8"),
                              "--set size=8: error: the scenario " + file + " has no param 'size' (its params: chunks)");
     }
+    SECTION("negative or non-finite limits") {
+        // boost read -1 as 2^64 - 1, and NaN or a negative percentage made every verdict fail silently.
+        check_one_line_error(run_cli(run + "--suggest-budget -1"), "--suggest-budget: error: expected a whole number from 0 to 1000000, got '-1'");
+        check_one_line_error(run_cli(run + "--suggest-max-ops -1"),
+                             "--suggest-max-ops: error: expected a whole number from 0 to 1099511627776, got '-1'");
+        check_one_line_error(run_cli("validate tests/bad --max-median nan"), "--max-median: error: expected a percentage of at least 0, got 'nan'");
+        check_one_line_error(run_cli("validate tests/bad --max-median -5"), "--max-median: error: expected a percentage of at least 0, got '-5'");
+        check_one_line_error(run_cli("validate tests/bad --max-single inf"), "--max-single: error: expected a percentage of at least 0, got 'inf'");
+    }
     SECTION("malformed --set") {
         check_one_line_error(run_cli(run + "--set chunks"),
                              "--set chunks: error: expected name=value, e.g. --set chunks=8 or --set "
