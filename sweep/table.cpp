@@ -166,7 +166,23 @@ SweepFile read_sweep_file(const std::string& path) {
             try {
                 SweepDef::identity_of(f.definition);
                 auto j = nlohmann::json::parse(f.definition);
+                if (!j.at("points").is_number_unsigned()) throw std::runtime_error("\"points\" is not a whole number of at least 0");
                 f.points = j.at("points").get<uint64_t>();
+                // The count the axes make (as SweepDef::points): a forged count would have the
+                // merge list billions of missing points.
+                const auto& axes = j.at("axes");
+                const bool zip = j.at("zip").get<bool>(), compare = j.at("compare").get<bool>();
+                if (!axes.is_array() || (compare && axes.empty())) throw std::runtime_error("\"axes\" is not a list of axes");
+                const size_t nvary = axes.size() - (compare ? 1 : 0);
+                uint64_t want = 1;
+                for (size_t i = 0; i < axes.size(); ++i) {
+                    if (zip && i > 0 && i < nvary) continue;
+                    const uint64_t k = axes[i].at("values").size();
+                    if (k != 0 && want > UINT64_MAX / k) throw std::runtime_error("its axes make more than 2^64 points");
+                    want *= k;
+                }
+                if (f.points != want)
+                    throw std::runtime_error("it says " + std::to_string(f.points) + " points, but its axes make " + std::to_string(want));
             } catch (const std::exception& e) {
                 fail(std::string("the sweep definition is not readable: ") + e.what());
             }

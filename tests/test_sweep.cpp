@@ -180,6 +180,20 @@ TEST_CASE("sweep: shards joined by sweep-merge equal the whole sweep") {
     Cli other = cli("sweep-merge " + parts + " " + q(dir / "other.csv"));
     CHECK(other.exit_code == 2);
     CHECK(other.err.find("a different sweep") != std::string::npos);
+    // A definition line whose point count its axes do not make (edited: 2^64 - 1 or -1) is
+    // refused; it would list that many points as missing.
+    for (const std::string forged : {"18446744073709551615", "-1"}) {
+        std::string text = slurp(dir / "part0.csv");
+        const size_t at = text.find("\"points\":8");
+        REQUIRE(at != std::string::npos);
+        text.replace(at, std::string("\"points\":8").size(), "\"points\":" + forged);
+        std::ofstream(dir / "forged.csv", std::ios::binary) << text;
+        Cli f = cli("sweep-merge " + q(dir / "forged.csv"));
+        CHECK(f.exit_code == 2);
+        CHECK(f.err.find("forged.csv:1:1: error: the sweep definition is not readable: ") != std::string::npos);
+        CHECK(f.err.find(forged == "-1" ? "\"points\" is not a whole number" : "it says 18446744073709551615 points, but its axes make 8") !=
+              std::string::npos);
+    }
     fs::remove_all(dir);
 }
 
