@@ -32,6 +32,17 @@ const char* kUsage =
 
 }  // namespace
 
+// An error is one line a person reads: a message that echoes a huge input (a 100 KB number, a
+// cycle of 300,000 names) keeps its start and its end (the advice), cut at UTF-8 boundaries.
+static std::string one_line_of_bounded_length(const std::string& m) {
+    constexpr size_t kHead = 1200, kTail = 600;
+    if (m.size() <= kHead + kTail + 100) return m;
+    size_t head = kHead, tail = m.size() - kTail;
+    while (head > 0 && (static_cast<unsigned char>(m[head]) & 0xC0) == 0x80) --head;
+    while (tail < m.size() && (static_cast<unsigned char>(m[tail]) & 0xC0) == 0x80) ++tail;
+    return m.substr(0, head) + " [... " + std::to_string(tail - head) + " bytes left out ...] " + m.substr(tail);
+}
+
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
@@ -65,7 +76,7 @@ int main(int argc, char** argv) {
         std::cerr << "hetsim: error: unknown command '" << cmd << "'\n" << kUsage;
         return 2;
     } catch (const hetsim::InputError& e) {
-        std::cerr << e.what() << "\n";
+        std::cerr << one_line_of_bounded_length(e.what()) << "\n";
         return 2;
     } catch (const hetsim::DeadlockError& e) {
         std::cerr << "hetsim: error: " << e.what() << "\n";

@@ -388,4 +388,22 @@ void Lowerer::run_loop(const YAML::Node& count_node, const std::string& var, int
 // Refuses a declared name with '[' or ']' (they index arrays: "s[1]" is element 1 of s), as `what`.
 void no_brackets(const Lowerer& l, const YAML::Node& key, const std::string& name, const char* what);
 
+// " a -> b -> ... -> a" for a cycle of n names (name(k) the k-th, each waiting for the one
+// before it): at most 20 shown, the first and last ten of a longer one, so that a cycle of
+// 300,000 tasks is one short line.
+template <class Name>
+std::string cycle_text(size_t n, Name&& name) {
+    constexpr size_t kShow = 20;
+    std::string s;
+    for (size_t k = 0; k < n; ++k) {
+        if (n > kShow && k == kShow / 2) {
+            s += " ... (" + std::to_string(n - kShow) + " more) ->";
+            k = n - kShow / 2 - 1;
+            continue;
+        }
+        s += " " + name(k) + " ->";
+    }
+    return s + " " + name(0);
+}
+
 }  // namespace hetsim

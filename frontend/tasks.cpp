@@ -165,14 +165,13 @@ void Lowerer::lower_tasks(const YAML::Node& tasks) {
     std::vector<uint32_t> cycle = find_cycle(pg);
     if (!cycle.empty()) {
         // In the tasks form op i is task i; in the cycle each task waits for the one before it.
-        std::string msg = "tasks form a dependency cycle:";
+        std::string msg = "tasks form a dependency cycle:" + cycle_text(cycle.size(), [&](size_t k) { return task_names[cycle[k]]; });
         bool implicit = false;  // some wait is thread or stream order, not an 'after' entry
         for (size_t k = 0; k < cycle.size(); ++k) {
             uint32_t x = cycle[k], y = cycle[(k + 1) % cycle.size()];
-            msg += " " + task_names[x] + " ->";
             if (std::find(pg.after_begin(y), pg.after_end(y), x) == pg.after_end(y)) implicit = true;
         }
-        msg += " " + task_names[cycle.front()] + " (each waits for the one before it); remove one of these 'after' entries";
+        msg += " (each waits for the one before it); remove one of these 'after' entries";
         if (implicit) msg += " (tasks on one stream or host thread also run in file order)";
         throw InputError(pg.loc(pg.ops[cycle.front()]), msg);
     }

@@ -330,9 +330,8 @@ void Lowerer::graph_dag(const YAML::Node& body) {
         auto start = std::find(path.begin(), path.end(), k);
         std::vector<uint32_t> cycle(start, path.end());
         std::reverse(cycle.begin(), cycle.end());  // each waits for the one before it
-        std::string msg = "graph '" + g.name + "' has a dependency cycle:";
-        for (uint32_t c : cycle) msg += " " + shown(c) + " ->";
-        msg += " " + shown(cycle.front()) + " (each waits for the one before it); remove one of these 'after' entries";
+        std::string msg = "graph '" + g.name + "' has a dependency cycle:" + cycle_text(cycle.size(), [&](size_t k) { return shown(cycle[k]); }) +
+                          " (each waits for the one before it); remove one of these 'after' entries";
         const NodeDeps& at = node_deps_[cycle.front()];
         fail_at(at.after_node ? at.after_node : body, msg);
     }

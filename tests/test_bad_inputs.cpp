@@ -406,3 +406,17 @@ TEST_CASE("bad input: a device or a FIFO as an input file is refused at once, no
                          fifo.string() + ": error: is not a regular file (a device, FIFO or socket), which could be read without end; give the path of a YAML file");
     fs::remove(fifo);
 }
+
+TEST_CASE("bad input: a message that echoes a huge input keeps its start and its advice, on one short line", "[bad]") {
+    fs::path file = fs::temp_directory_path() / ("hetsim-bad-long-" + std::to_string(::getpid()) + ".yaml");
+    std::ofstream(file) << "threads:\n  main:\n    - host: x\n      duration: 0." << std::string(20000, '0') << "1s\n";
+    const CliResult r = run_cli("run '" + file.string() + "'");
+    INFO("stderr: " << r.err.substr(0, 300));
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.err) == 1);
+    CHECK(r.err.size() < 2000);
+    CHECK(r.err.rfind(file.string() + ":4:17: error: '0.000", 0) == 0);
+    CHECK(r.err.find(" bytes left out ...] ") != std::string::npos);
+    CHECK(r.err.find("1s' has too many decimal places (no value is finer than 1ps or 1B)\n") != std::string::npos);
+    fs::remove(file);
+}
