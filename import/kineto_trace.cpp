@@ -101,6 +101,31 @@ public:
         if (!number(args, key, v, at)) return dflt;
         return static_cast<int64_t>(std::llround(v));
     }
+    // A count (bytes, registers, shared memory): a whole number of at least 0; `dflt` when absent.
+    uint64_t count(const json& args, const char* key, uint64_t dflt, const report::JsonPath& at) const {
+        double v = 0;
+        if (!number(args, key, v, at)) return dflt;
+        if (v < 0 || v != std::floor(v))
+            fail(std::string("\"") + key + "\" must be a whole number of at least 0, got " + args.at(key).dump(), with(at, key));
+        return static_cast<uint64_t>(v);
+    }
+    // A launch dimension: a number or an [x, y, z] list of whole numbers from 1 to 2^31 - 1; their
+    // product.
+    uint64_t dims(const json& args, const char* key, const report::JsonPath& at) const {
+        const json& v = args.at(key);
+        const std::string want = std::string("\"") + key + "\" must be a whole number or a list [x, y, z] of whole numbers from 1 to 2147483647, got ";
+        auto one = [&](const json& x) -> uint64_t {
+            if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 1 || x.get<double>() > 2147483647.0 ||
+                x.get<double>() != std::floor(x.get<double>()))
+                fail(want + v.dump(), with(at, key));
+            return static_cast<uint64_t>(x.get<double>());
+        };
+        if (!v.is_array()) return one(v);
+        if (v.empty() || v.size() > 3) fail(want + v.dump(), with(at, key));
+        uint64_t p = 1;
+        for (const json& x : v) p *= one(x);  // at most (2^31)^3 < 2^64
+        return p;
+    }
     static report::JsonPath with(report::JsonPath p, const char* key) {
         p.emplace_back(std::string(key));
         return p;
@@ -122,15 +147,6 @@ bool id_of(const json& v, int64_t& out) {
         if (!s.empty() && *end == '\0') return out = x, true;
     }
     return false;
-}
-
-uint64_t product3(const json& v) {
-    if (v.is_number()) return static_cast<uint64_t>(std::max<int64_t>(1, v.get<int64_t>()));
-    if (!v.is_array()) return 1;
-    uint64_t p = 1;
-    for (const json& x : v)
-        if (x.is_number()) p *= static_cast<uint64_t>(std::max<int64_t>(1, x.get<int64_t>()));
-    return p;
 }
 
 bool mem_kind(const std::string& s, MemKind& out) {
@@ -211,7 +227,9 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file,
         ++kineto_events;
         const P at{"traceEvents", k};
         const int64_t ts = rd.time_ns(e, "ts", at, true);
-        const int64_t dur = std::max<int64_t>(0, rd.time_ns(e, "dur", at, false));
+        if (ts < 0) rd.fail("\"ts\" is negative; Kineto times are microseconds since an epoch", Reader::with(at, "ts"));
+        const int64_t dur = rd.time_ns(e, "dur", at, true);
+        if (dur < 0) rd.fail("\"dur\" is negative; an event lasts 0 or more microseconds", Reader::with(at, "dur"));
         // A profile window is seconds long; an event 1000 s away from the first one, or lasting
         // longer, is a broken trace (and its times would overflow the simulated timeline).
         constexpr int64_t kMaxSpanNs = 1'000'000'000'000;  // 1000 s
@@ -254,10 +272,10 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file,
         g.device = rd.integer(args, "device", has_ids ? pid : 0, args_at);
         g.stream = rd.integer(args, "stream", has_ids ? tid : 0, args_at);
         if (g.kind == GpuKind::Kernel) {
-            if (args.contains("grid")) g.grid = product3(args["grid"]);
-            if (args.contains("block")) g.block = product3(args["block"]);
-            g.registers = static_cast<uint64_t>(std::max<int64_t>(0, rd.integer(args, "registers per thread", 0, args_at)));
-            g.shared_memory = static_cast<uint64_t>(std::max<int64_t>(0, rd.integer(args, "shared memory", 0, args_at)));
+            if (args.contains("grid")) g.grid = rd.dims(args, "grid", args_at);
+            if (args.contains("block")) g.block = rd.dims(args, "block", args_at);
+            g.registers = rd.count(args, "registers per thread", 0, args_at);
+            g.shared_memory = rd.count(args, "shared memory", 0, args_at);
             // A launch no CUDA GPU takes (every compute capability: at most 1024 threads and 64K
             // registers per block, 255 registers per thread) is a damaged trace, said here.
             if (g.block > 1024)
@@ -271,7 +289,7 @@ KinetoTrace parse_kineto_trace(const std::string& text, const std::string& file,
                             std::to_string(g.block * g.registers) + " registers: CUDA allows at most 65536 per block",
                         Reader::with(args_at, "registers per thread"));
         } else {
-            g.bytes = static_cast<uint64_t>(std::max<int64_t>(0, rd.integer(args, "bytes", 0, args_at)));
+            g.bytes = rd.count(args, "bytes", 0, args_at);
             if (g.kind == GpuKind::Memcpy) parse_memcpy_name(g);
         }
         if (devices.insert(g.device).second && devices.size() > 1) {
