@@ -101,6 +101,12 @@ public:
         if (!std::isfinite(v)) fail("is not a finite number");
         return v;
     }
+    // A time after a start the measurement took (a copy's end from its issue): above 0.
+    double positive_time() const {
+        const double v = num();
+        if (!(v > 0)) fail("is " + fmtg(v) + "; a time from the measurement's start is above 0");
+        return v;
+    }
     int64_t integer() const {
         if (!j_->is_number_integer()) fail("expected a whole number, got " + (j_->is_number() ? std::string("a fraction") : type_name()));
         return j_->get<int64_t>();
@@ -119,6 +125,15 @@ public:
         const size_t n = size();
         v.reserve(n);
         for (size_t i = 0; i < n; ++i) v.push_back(at(i).num());
+        return v;
+    }
+    // Durations of calls or of GPU work: none is negative (a negated sample would fit a negative
+    // cost, which the profile would clamp to 0 without a word). Differences of clocks (a launch
+    // latency from aligned host and GPU clocks) can be, and are read with nums().
+    std::vector<double> durations() const {
+        std::vector<double> v = nums();
+        for (size_t i = 0; i < v.size(); ++i)
+            if (v[i] < 0) at(i).fail("is negative (" + fmtg(v[i]) + "); a measured duration is 0 or more");
         return v;
     }
     // The repetitions of one GPU-timed measurement: each positive and below an hour, and within
@@ -941,11 +956,11 @@ void fit_duplex(const Pool& pool, Builder& b) {
         for (size_t i = 0; i < smp.size(); ++i) {
             J x = smp.at(i);
             const std::string c = x["case"].str();
-            if (c == "h2d_alone") h_alone.push_back(x["h2d_end_us"].num());
-            else if (c == "d2h_alone") d_alone.push_back(x["d2h_end_us"].num());
+            if (c == "h2d_alone") h_alone.push_back(x["h2d_end_us"].positive_time());
+            else if (c == "d2h_alone") d_alone.push_back(x["d2h_end_us"].positive_time());
             else if (c == "both") {
-                h_both.push_back(x["h2d_end_us"].num());
-                d_both.push_back(x["d2h_end_us"].num());
+                h_both.push_back(x["h2d_end_us"].positive_time());
+                d_both.push_back(x["d2h_end_us"].positive_time());
             }
         }
     }
@@ -1690,6 +1705,15 @@ void fit_gaps(const Pool& pool, Builder& b) {
             for (size_t r = 0; r < reps.size(); ++r) {
                 std::vector<int64_t> s = reps.at(r)["start_ns"].integers(), e = reps.at(r)["end_ns"].integers();
                 if (s.size() != e.size()) reps.at(r)["end_ns"].fail("differs in length from start_ns");
+                // Kernels of one stream: each ends at or after its start, and each starts after the one before.
+                for (size_t i = 0; i < s.size(); ++i) {
+                    if (e[i] < s[i])
+                        reps.at(r)["end_ns"].at(i).fail("ends before its kernel starts (" + std::to_string(e[i]) + " < " + std::to_string(s[i]) +
+                                                        "): the stamps are damaged");
+                    if (i > 0 && s[i] <= s[i - 1])
+                        reps.at(r)["start_ns"].at(i).fail("does not come after the previous kernel's start (" + std::to_string(s[i]) +
+                                                          " <= " + std::to_string(s[i - 1]) + "): kernels of one stream start one after another");
+                }
                 if (spin > 0)
                     for (size_t i = 0; i + 1 < s.size(); ++i)
                         (mode == "event" ? g_event : g_stream).push_back(static_cast<double>(s[i + 1] - e[i]) * 1e-3);
@@ -1763,14 +1787,14 @@ void fit_launch(const Pool& pool, Builder& b) {
         return m;
     };
     const double lc = median_param("host.launch_cost",
-                                   pooled([](const J& x) { return x["launch_cost"]["call_us"].nums(); }),
+                                   pooled([](const J& x) { return x["launch_cost"]["call_us"].durations(); }),
                                    "median host time of an empty-kernel launch (back-to-back launches)");
-    median_param("host.sync_call_cost", pooled([](const J& x) { return x["small_calls"]["stream_sync_us"].nums(); }),
+    median_param("host.sync_call_cost", pooled([](const J& x) { return x["small_calls"]["stream_sync_us"].durations(); }),
                  "median cudaStreamSynchronize on an idle stream");
-    median_param("host.event_record_cost", pooled([](const J& x) { return x["small_calls"]["event_record_us"].nums(); }),
+    median_param("host.event_record_cost", pooled([](const J& x) { return x["small_calls"]["event_record_us"].durations(); }),
                  "median cudaEventRecord, timing disabled");
     median_param("host.stream_wait_event_cost",
-                 pooled([](const J& x) { return x["small_calls"]["stream_wait_done_us"].nums(); }),
+                 pooled([](const J& x) { return x["small_calls"]["stream_wait_done_us"].durations(); }),
                  "median cudaStreamWaitEvent, event complete");
     const double ll = median_param("gpu.launch_latency",
                                    pooled([](const J& x) { return x["launch_latency"]["latency_us"].nums(); }),

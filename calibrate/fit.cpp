@@ -12,7 +12,8 @@ LeastSquares least_squares(const std::vector<std::vector<double>>& rows, const s
     const size_t n = rows.size();
     if (n != y.size()) throw FitError("least squares: " + std::to_string(n) + " rows but " + std::to_string(y.size()) + " values");
     if (!weights.empty() && weights.size() != n) throw FitError("least squares: weights do not match the rows");
-    const size_t cols = n ? rows[0].size() : 0;
+    if (n == 0) throw FitError("no points to fit (the measurement has none in this range)");
+    const size_t cols = rows[0].size();
     if (cols == 0) throw FitError("least squares: no columns");
     if (n < 2 || n < cols)
         throw FitError("a fit of " + std::to_string(cols) + " parameter" + (cols == 1 ? "" : "s") + " needs at least " +

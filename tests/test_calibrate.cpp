@@ -322,6 +322,24 @@ TEST_CASE("calibrate: bad inputs exit 2 with one line") {
          "copy_sweep d2h bandwidth (sizes >= 16 MiB): a fit of 2 parameters needs at least 2 points, got 1"},
         {"nopoints", [](json& j) { j["benchmarks"]["gaps"]["stamp_chains"]["chains"] = json::array(); },
          "gaps gpu.stream_gap: a median of no samples"},
+        // Impossible measurements (they fitted costs of 0 or a NaN, found by an adversarial pass).
+        {"negative_call", [](json& j) { j["benchmarks"]["launch"]["launch_cost"]["call_us"][0] = -4.2; },
+         "benchmarks.launch.launch_cost.call_us[0]: is negative (-4.2); a measured duration is 0 or more"},
+        {"zero_duplex", [](json& j) { j["benchmarks"]["duplex"]["samples"][0]["h2d_end_us"] = 0; },
+         "benchmarks.duplex.samples[0].h2d_end_us: is 0; a time from the measurement's start is above 0"},
+        {"swapped_stamps",
+         [](json& j) {
+             json& rep = j["benchmarks"]["gaps"]["stamp_chains"]["chains"][0]["reps"][0];
+             std::swap(rep["start_ns"], rep["end_ns"]);
+         },
+         "benchmarks.gaps.stamp_chains.chains[0].reps[0].end_ns[0]: ends before its kernel starts"},
+        {"zero_stamps",
+         [](json& j) {
+             json& rep = j["benchmarks"]["gaps"]["stamp_chains"]["chains"][0]["reps"][0];
+             for (auto* k : {"start_ns", "end_ns"})
+                 for (json& v : rep[k]) v = 0;
+         },
+         "benchmarks.gaps.stamp_chains.chains[0].reps[0].start_ns[1]: does not come after the previous kernel's start (0 <= 0)"},
     };
     for (const auto& c : cases) {
         INFO(c.name);
