@@ -77,7 +77,7 @@ int compare_main(const std::vector<std::string>& args) {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "hetsim: error: " << option_error(e, all) << "\n" << kCompareUsage << "\n" << d;
+        std::cerr << "hetsim: error: " << option_error(e, all) << " (" << kCompareUsage << "; --help lists the options)\n";
         return 2;
     }
     if (vm.count("help")) {

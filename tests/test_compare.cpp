@@ -328,6 +328,11 @@ TEST_CASE("compare: CLI reports, formats and --max-error exit codes") {
     CHECK_THAT(r.err, Contains("4.76%") && Contains("--max-error"));
     CHECK(compare_cli(tmp, files + " --max-error 5").code == 0);
     CHECK(compare_cli(tmp, files + " --max-error 4.8").code == 0);
+    // A value boost cannot read is one line (it printed the whole option list).
+    CliRun bad = compare_cli(tmp, files + " --max-error 1e999");
+    CHECK(bad.code == 2);
+    CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+    CHECK_THAT(bad.err, Contains("the argument ('1e999') for option '--max-error' is invalid"));
 
     // --set changes the program: the measurement no longer matches.
     r = compare_cli(tmp, files + " --set n=3");
