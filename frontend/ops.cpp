@@ -181,10 +181,13 @@ void Lowerer::fill_op(Op& op, Site& site, const std::string& kind, const YAML::N
         op.buffer = buffer_ref(head);
         const Buffer& b = sc_.program.buffers[op.buffer];
         bool host_side = kind == "malloc_host" || kind == "free_host" || kind == "host_register";
+        const bool frees = kind.rfind("free", 0) == 0 || kind == "host_unregister";
         if (host_side && b.kind != MemKind::Pinned)
-            fail_at(head, kind + " makes pinned host memory; declare '" + b.name + "' with kind: pinned (it is " + to_string(b.kind) + ")");
+            fail_at(head, kind + (frees ? " releases" : " makes") + " pinned host memory; declare '" + b.name + "' with kind: pinned (it is " +
+                              to_string(b.kind) + ")");
         if (!host_side && b.kind != MemKind::Device)
-            fail_at(head, kind + " allocates device memory; declare '" + b.name + "' with kind: device (it is " + to_string(b.kind) + ")");
+            fail_at(head, kind + (frees ? " releases" : " allocates") + " device memory; declare '" + b.name + "' with kind: device (it is " +
+                              to_string(b.kind) + ")");
         op.bytes = field(n, "bytes") ? need_bytes(field(n, "bytes"), "bytes") : b.bytes;
         if (op.kind == OpKind::MallocAsync || op.kind == OpKind::FreeAsync) op.stream = stream_or_default();
         label = kind + ":" + b.name;
@@ -289,7 +292,12 @@ void Lowerer::fill_copy(Op& op, const YAML::Node& n, bool memset, Site* pitched)
         else if (mem == "pageable") op.host_mem = MemKind::Pageable;
         else if (mem == "managed") op.host_mem = MemKind::Managed;
         else fail_enum(field(n, "memory"), "memory must be pinned, pageable or managed, got '" + mem + "'");
-        if (op.dir == CopyDir::D2D) op.host_mem = MemKind::Device;
+        if (op.dir == CopyDir::D2D) {
+            // No host memory takes part: a 'memory' here would be ignored without a word.
+            if (field(n, "memory"))
+                fail_at(field(n, "memory"), "a d2d copy moves device memory only; drop 'memory' (it names the host side of an h2d or d2h copy)");
+            op.host_mem = MemKind::Device;
+        }
     }
     if (pitched) return fill_pitch(op, *pitched, n);
     if (field(n, "bytes")) op.bytes = need_bytes(field(n, "bytes"), "bytes");
