@@ -92,6 +92,9 @@ LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops,
         auto eq = s.find('=');
         if (eq == std::string::npos || eq == 0)
             throw InputError({"--set " + s}, "expected name=value, e.g. --set chunks=8 or --set hardware.copy.h2d.bandwidth=32GB/s");
+        for (const auto& [name, value] : o.sets)  // a second value would win without a word
+            if (name == s.substr(0, eq))
+                throw InputError({"--set " + s}, "'" + name + "' is already set by --set " + name + "=" + value + "; give each name once");
         o.sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
     }
     return o;

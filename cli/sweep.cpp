@@ -83,6 +83,9 @@ sweep::Sets parse_sets(const std::vector<std::string>& sets) {
     for (const auto& s : sets) {
         auto eq = s.find('=');
         if (eq == std::string::npos || eq == 0) throw InputError({"--set " + s}, "expected name=value, e.g. --set chunks=8");
+        for (const auto& [name, value] : out)  // a second value would win without a word
+            if (name == s.substr(0, eq))
+                throw InputError({"--set " + s}, "'" + name + "' is already set by --set " + name + "=" + value + "; give each name once");
         out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
     }
     return out;

@@ -208,6 +208,11 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli("validate tests/bad --max-median -5"), "--max-median: error: expected a percentage of at least 0, got '-5'");
         check_one_line_error(run_cli("validate tests/bad --max-single inf"), "--max-single: error: expected a percentage of at least 0, got 'inf'");
     }
+    SECTION("the same name set twice") {
+        // Which value won was not said.
+        check_one_line_error(run_cli(run + "--set chunks=1 --set chunks=5"),
+                             "--set chunks=5: error: 'chunks' is already set by --set chunks=1; give each name once");
+    }
     SECTION("malformed --set") {
         check_one_line_error(run_cli(run + "--set chunks"),
                              "--set chunks: error: expected name=value, e.g. --set chunks=8 or --set "
