@@ -38,8 +38,12 @@ json parse_json(const std::string& text, const std::string& file, uint64_t max_m
     if (max_memory != 0 && text.size() > report::json_text_cap(max_memory))
         report::refuse_over_memory_cap(file, "the trace is " + bytes_text(text.size()) + " of text: with the JSON tree built from it, reading it would pass", max_memory, kFewer);
     try {
-        if (max_memory == 0) return json::parse(text);
-        return report::parse_json_counted(text, max_memory - text.size());
+        json j = max_memory == 0 ? json::parse(text) : report::parse_json_counted(text, max_memory - text.size());
+        // nlohmann keeps the last of two equal keys: a trace with them is damaged, not meant so.
+        if (auto [at, key] = report::duplicate_key(text); at != std::string::npos)
+            throw InputError(loc_at(file, text, at), "duplicate key \"" + key + "\" in one object; each key may appear once (the file should be " +
+                                                         std::string(kWhat) + ")");
+        return j;
     } catch (const report::JsonTreeOverCap&) {
         report::refuse_over_memory_cap(file, "the trace's JSON tree and its " + bytes_text(text.size()) + " of text pass",
                  max_memory, kFewer);

@@ -126,7 +126,7 @@ private:
 
 // The first key that appears twice in one object of `t` (valid JSON): its offset and text, or
 // npos. nlohmann::json keeps the last of them silently; a measurement file is never meant so.
-std::pair<size_t, std::string> duplicate_key(const std::string& t) {
+std::pair<size_t, std::string> first_duplicate_key(const std::string& t) {
     struct Frame {
         bool object;
         bool at_key;
@@ -365,7 +365,7 @@ json read_json_file(const std::string& path, const std::string& expected, std::s
                 if (auto at = text.find(reason.substr(q + 1, r - q - 1)); at != std::string::npos) off = at;
         throw InputError(loc_at(path, text, off), "not valid JSON: " + reason + " (the file should be " + expected + ")");
     }
-    if (auto [at, key] = duplicate_key(text); at != std::string::npos)
+    if (auto [at, key] = first_duplicate_key(text); at != std::string::npos)
         throw InputError(loc_at(path, text, at), "duplicate key \"" + parse_reason(key) +
                                                      "\" in one object; each key may appear once (the file should be " + expected + ")");
     if (text_out) *text_out = std::move(text);
@@ -434,5 +434,7 @@ SourceLoc json_file_loc(const std::string& file, const std::string& dotted) {
     }
     return json_loc(file, text, parse_json_path(dotted));
 }
+
+std::pair<size_t, std::string> duplicate_key(const std::string& text) { return first_duplicate_key(text); }
 
 }  // namespace hetsim::report

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -31,6 +32,10 @@ std::string read_text_head(const std::string& path, size_t n, bool* gzip = nullp
 // the cap"). A directory or an unreadable file is an InputError ending "it should be <expected>".
 std::string read_input_text(const std::string& path, const std::string& expected, uint64_t max_memory,
                             const std::string& smaller = "give a smaller file");
+
+// The first key that appears twice in one object of valid JSON `text`: its byte offset and the
+// key's text, or npos. nlohmann::json keeps the last silently; no input of hetsim is meant so.
+std::pair<size_t, std::string> duplicate_key(const std::string& text);
 
 // Reads and parses `path` (plain or gzip). `expected` says what the file should be, e.g. "a measured timeline
 // (hetsim-runner -o)"; it ends the messages. Throws InputError for an unreadable file, a
