@@ -20,8 +20,8 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& path, const std::string& what) { throw InputError(SourceLoc{path}, what); }
 
-[[noreturn]] void cannot_write(const std::string& path, int err) {
-    refuse(path, std::string("cannot write output file: ") + std::strerror(err));
+[[noreturn]] void cannot_write(const std::string& path, const std::string& option, int err) {
+    refuse(path, "cannot write output file (" + option + "): " + std::strerror(err));
 }
 
 const char* kind_of(mode_t m) {
@@ -60,7 +60,7 @@ void Outputs::check(const Output& o, bool at_commit) const {
     if (p == "-") return;
     const std::string head = "cannot write output file (" + o.option + "): ";
     const fs::path name = fs::path(p).filename();
-    if (name.empty() || name == "." || name == "..") cannot_write(p, EISDIR);
+    if (name.empty() || name == "." || name == "..") cannot_write(p, o.option, EISDIR);
     struct stat lst {};
     if (::lstat(p.c_str(), &lst) == 0) {
         if (S_ISLNK(lst.st_mode)) {
@@ -69,7 +69,7 @@ void Outputs::check(const Output& o, bool at_commit) const {
             refuse(p, head + "it is a symbolic link" + (ec ? std::string() : " (to " + to.string() + ")") +
                           "; hetsim replaces only regular files: name the file itself, or remove the link");
         }
-        if (S_ISDIR(lst.st_mode)) cannot_write(p, EISDIR);
+        if (S_ISDIR(lst.st_mode)) cannot_write(p, o.option, EISDIR);
         if (!S_ISREG(lst.st_mode))
             refuse(p, head + "it is " + kind_of(lst.st_mode) + "; hetsim writes outputs only to regular files (or '-' for stdout)");
         for (const Input& in : inputs_)
@@ -79,12 +79,12 @@ void Outputs::check(const Output& o, bool at_commit) const {
     } else if (errno == ENOENT) {
         struct stat dst {};
         const fs::path dir = dir_of(p);
-        if (::stat(dir.c_str(), &dst) != 0) cannot_write(p, errno);
-        if (!S_ISDIR(dst.st_mode)) cannot_write(p, ENOTDIR);
+        if (::stat(dir.c_str(), &dst) != 0) cannot_write(p, o.option, errno);
+        if (!S_ISDIR(dst.st_mode)) cannot_write(p, o.option, ENOTDIR);
     } else {
-        cannot_write(p, errno);
+        cannot_write(p, o.option, errno);
     }
-    if (!at_commit && ::access(dir_of(p).c_str(), W_OK | X_OK) != 0) cannot_write(p, errno);
+    if (!at_commit && ::access(dir_of(p).c_str(), W_OK | X_OK) != 0) cannot_write(p, o.option, errno);
 }
 
 void Outputs::declare(const std::string& option, const std::string& path) {
@@ -136,7 +136,7 @@ void Outputs::commit() {
         std::string tmp;
         if (int err = report::write_temp_beside(o.path, o.content, tmp); err != 0) {
             discard();
-            cannot_write(o.path, err);
+            cannot_write(o.path, o.option, err);
         }
         written.emplace_back(&o, tmp);
     }
@@ -145,7 +145,7 @@ void Outputs::commit() {
         if (std::rename(written[k].second.c_str(), written[k].first->path.c_str()) != 0) {
             const int err = errno;
             for (size_t j = k; j < written.size(); ++j) ::unlink(written[j].second.c_str());
-            cannot_write(written[k].first->path, err);
+            cannot_write(written[k].first->path, written[k].first->option, err);
         }
     for (const Output& o : outputs_)
         if (o.has_content && o.path == "-") {
