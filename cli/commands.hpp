@@ -13,6 +13,9 @@ namespace hetsim::cli {
 // `--set name=value` options, --max-ops and --max-memory (empty: the default) as LoadOptions; a
 // malformed --set or --max-memory is an InputError.
 LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops, const std::string& max_memory = {});
+// `--set name=value` arguments as (name, value) pairs: one without '=' or a name, or a second of
+// one name, is an InputError at the argument; `example` ends the first message ("e.g. --set ...").
+std::vector<std::pair<std::string, std::string>> parse_set_args(const std::vector<std::string>& sets, const std::string& example);
 
 
 // A whole number in [lo, hi] given to `option` ("--max-ops"), or InputError({option}, ...): boost

@@ -88,16 +88,21 @@ LoadOptions load_options(const std::vector<std::string>& sets, uint64_t max_ops,
     LoadOptions o;
     o.max_ops = max_ops;
     o.max_memory = parse_max_memory(max_memory);
+    o.sets = parse_set_args(sets, "e.g. --set chunks=8 or --set hardware.copy.h2d.bandwidth=32GB/s");
+    return o;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_set_args(const std::vector<std::string>& sets, const std::string& example) {
+    std::vector<std::pair<std::string, std::string>> out;
     for (const auto& s : sets) {
         auto eq = s.find('=');
-        if (eq == std::string::npos || eq == 0)
-            throw InputError({"--set " + s}, "expected name=value, e.g. --set chunks=8 or --set hardware.copy.h2d.bandwidth=32GB/s");
-        for (const auto& [name, value] : o.sets)  // a second value would win without a word
+        if (eq == std::string::npos || eq == 0) throw InputError({"--set " + s}, "expected name=value, " + example);
+        for (const auto& [name, value] : out)  // a second value would win without a word
             if (name == s.substr(0, eq))
                 throw InputError({"--set " + s}, "'" + name + "' is already set by --set " + name + "=" + value + "; give each name once");
-        o.sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+        out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
     }
-    return o;
+    return out;
 }
 
 int run_main(const std::vector<std::string>& args) {

@@ -78,19 +78,6 @@ private:
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-sweep::Sets parse_sets(const std::vector<std::string>& sets) {
-    sweep::Sets out;
-    for (const auto& s : sets) {
-        auto eq = s.find('=');
-        if (eq == std::string::npos || eq == 0) throw InputError({"--set " + s}, "expected name=value, e.g. --set chunks=8");
-        for (const auto& [name, value] : out)  // a second value would win without a word
-            if (name == s.substr(0, eq))
-                throw InputError({"--set " + s}, "'" + name + "' is already set by --set " + name + "=" + value + "; give each name once");
-        out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-    }
-    return out;
-}
-
 // Loads point 0, so that an unknown param or a bad value fails before any work, naming its
 // option; returns its host threads' names (the utilisation columns).
 std::vector<std::string> check_first_point(const sweep::SweepDef& def, const std::string& text) {
@@ -236,7 +223,7 @@ int sweep_main(const std::vector<std::string>& args) {
     std::string text;
     load_yaml_file(a.file, &text);
     def.scenario_hash = sweep::fnv1a_hex(text);
-    def.sets = parse_sets(a.sets);
+    def.sets = parse_set_args(a.sets, "e.g. --set chunks=8");
     for (const std::string& v : a.varies) def.axes.push_back(sweep::parse_vary(v));
     if (!a.compare.empty()) {
         def.axes.push_back(sweep::parse_vary(a.compare, "--compare-param"));

@@ -80,7 +80,6 @@ private:
         Time ready;
         bool device_copy = false;  // a D2D copy or memset: block_time is its time on an idle device
         bool draining = false;     // memory-bound: a part of its blocks ended, others run (rules.beside_streaming)
-        bool waited = false;       // it did not all fit when it became ready: its blocks wait for room
     };
     struct Batch {
         uint32_t kernel;  // index into kernels_
@@ -99,7 +98,8 @@ private:
     // One round of placing kernel `slot` as many blocks as fit: kStop when none can start now
     // (fill() stops there), else whether all its blocks are placed.
     enum class Round { kStop, kPlaced, kPartial };
-    Round place_round(uint32_t slot);
+    // `waited`: the kernel is one of waiting_ (it did not all fit when it became ready).
+    Round place_round(uint32_t slot, bool waited);
     Round place_device_copy(uint32_t slot);
     uint32_t new_batch(uint32_t kernel);
     void schedule(uint32_t batch, Time end);
@@ -198,16 +198,15 @@ uint32_t SmScheduler<Sink>::new_kernel() {
 template <class Sink>
 void SmScheduler<Sink>::enqueue(uint32_t slot) {
     if (waiting_.empty()) {
-        // The only kernel waiting: fill()'s first round for it, without going into the list
-        // unless blocks are left (then it is in the list, as fill() would leave it).
-        const Round r = place_round(slot);
+        // The only kernel waiting: its first round, breadth-first (it finds room as it becomes
+        // ready), without going into the list unless blocks are left (then it is in the list, as
+        // fill() would leave it, and its later rounds are those of a kernel that waited).
+        const Round r = place_round(slot, false);
         if (r == Round::kPlaced) return;
-        kernels_[slot].waited = true;
         waiting_.push_back(slot);
         if (r == Round::kPartial) fill();
         return;
     }
-    kernels_[slot].waited = true;
     waiting_.push_back(slot);
     fill();
 }
@@ -221,14 +220,14 @@ void SmScheduler<Sink>::fill() {
             const Kernel &a = kernels_[waiting_[w]], &b = kernels_[waiting_[best]];
             if (a.priority < b.priority || (a.priority == b.priority && a.order < b.order)) best = w;
         }
-        const Round r = place_round(waiting_[best]);
+        const Round r = place_round(waiting_[best], true);
         if (r == Round::kStop) return;
         if (r == Round::kPlaced) waiting_.erase(waiting_.begin() + static_cast<long>(best));
     }
 }
 
 template <class Sink>
-typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) {
+typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot, bool waited) {
     Kernel& k = kernels_[slot];
     if (copy_holds_ || (!k.started && running_ >= hw_.max_kernels)) return Round::kStop;
     if (k.device_copy) [[unlikely]]
@@ -241,7 +240,7 @@ typename SmScheduler<Sink>::Round SmScheduler<Sink>::place_round(uint32_t slot) 
     Batch& bt = batches_[b];
     // Blocks that waited for room fill each SM as deep as it holds them (rules.refill_deep); a
     // kernel that finds room when it becomes ready spreads breadth-first.
-    const uint32_t placed = refill_deep_ && k.waited ? sm_.place_deep(k.need, k.unplaced, bt.runs) : sm_.place(k.need, k.unplaced, bt.runs);
+    const uint32_t placed = refill_deep_ && waited ? sm_.place_deep(k.need, k.unplaced, bt.runs) : sm_.place(k.need, k.unplaced, bt.runs);
     if (placed == 0) {
         bt.live = false;
         free_batches_.push_back(b);
