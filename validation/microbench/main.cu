@@ -580,6 +580,25 @@ const std::vector<Bench>& benches() {
          "which SM each block lands on (%smid) and when, for kernels limited by shared memory (96 and 160 KiB blocks) "
          "alone, side by side and queued behind each other (validation 30)",
          bench_block_placement},
+        // bench_v9.cu: validation 49/57/75/99/100 (cudaMalloc / cudaFree of 16-128 MiB in programs).
+        {"alloc_sizes",
+         {"host.malloc_cost", "host.malloc_cost_per_gib", "host.free_cost", "host.free_cost_per_gib"},
+         "",
+         "cudaMalloc / cudaFree of 4 .. 512 MiB: on an idle device, and in a step loop (malloc, a 0.3 ms kernel, free "
+         "after it, 100 us host work) with the free's return after the kernel's end (clock-aligned stamps)",
+         bench_alloc_sizes},
+        {"copy_stream_switch",
+         {},
+         "",
+         "32 pinned copies of 1 or 4 MiB, one direction, released at once and issued round robin over 1-16 streams: "
+         "the extra time a copy takes when the copy before it on its engine came from another stream (validation 03/04/109)",
+         bench_copy_stream_switch},
+        {"call_after_host_work",
+         {},
+         "",
+         "kernel launch, cudaMemcpyAsync and cudaEventRecord call times after 0 .. 1000 us of host spin: do calls cost "
+         "more after host work (validation 09/49/75: launches of 9-10 us against 4-5 us back to back)",
+         bench_call_after_host_work},
     };
     return v;
 }
