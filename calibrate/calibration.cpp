@@ -1197,6 +1197,67 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
     return true;
 }
 
+// ---- host.malloc_cost(_per_gib), host.free_cost(_per_gib) (alloc_sizes, alloc_streams) ----------
+// cudaFree grows with the size freed (the alloc section: ~45 us at 16 MiB, ~550 us at 1 GiB on an
+// idle device), and a program frees after its device work, where it takes longer than on an idle
+// device: the free's return after the last kernel's end, over the size, from alloc_sizes' step loop
+// (4 .. 512 MiB) and alloc_streams' frees after one or two busy streams (16 and 256 MiB), is fitted
+// as host.free_cost + host.free_cost_per_gib per GiB, replacing the alloc section's median. cudaMalloc
+// likewise from alloc_sizes' step loop (each malloc after a free of its size, as a program's loop
+// allocates), where an input has it; without it the alloc median stays and malloc_cost_per_gib is 0.
+void fit_alloc_lines(const Pool& pool, Builder& b) {
+    std::vector<double> fx, fy, mx, my;
+    std::vector<std::string> from;
+    for (const J& x : pool.maybe("alloc_sizes")) {
+        J smp = x["loop"]["samples"].nonempty();
+        for (size_t i = 0; i < smp.size(); ++i) {
+            J p = smp.at(i);
+            const double gib = static_cast<double>(p["bytes"].bytes()) / static_cast<double>(1ull << 30);
+            if (p.has("free_return_after_kernel_end_us")) fx.push_back(gib), fy.push_back(p["free_return_after_kernel_end_us"].num());
+            if (p["iter"].integer() > 0) {  // the first follows the idle phase, not a free of its size
+                const double m = p["malloc_us"].num();
+                if (m < 0) p["malloc_us"].fail("is negative; a measured duration is 0 or more");
+                mx.push_back(gib), my.push_back(m);
+            }
+        }
+        if (std::find(from.begin(), from.end(), "alloc_sizes") == from.end()) from.push_back("alloc_sizes");
+    }
+    for (const J& x : pool.maybe("alloc_streams")) {
+        J smp = x["free_beside_work"]["samples"].nonempty();
+        for (size_t i = 0; i < smp.size(); ++i) {
+            J p = smp.at(i);
+            if (p["mode"].str() == "idle" || !p.has("free_return_after_last_kernel_end_us")) continue;
+            fx.push_back(static_cast<double>(p["bytes"].bytes()) / static_cast<double>(1ull << 30));
+            fy.push_back(p["free_return_after_last_kernel_end_us"].num());
+        }
+        if (std::find(from.begin(), from.end(), "alloc_streams") == from.end()) from.push_back("alloc_streams");
+    }
+    auto distinct = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return std::unique(v.begin(), v.end()) - v.begin();
+    };
+    if (distinct(fx) >= 2) {
+        std::string src;
+        for (const auto& f : from) src += (src.empty() ? "" : " + ") + f;
+        const fit::Line l = pool.guard("alloc_streams host.free_cost", [&] { return fit::fit_line(fx, fy); });
+        const std::string recipe = src + " cudaFree's return after the last kernel's end vs GiB freed (alloc_sizes' step loop, "
+                                         "alloc_streams' one or two busy streams)";
+        b.drop("host.free_cost");
+        b.time("host.free_cost", l.intercept, recipe + ": intercept", "linear least squares (Eigen QR)", l.rms, l.n);
+        b.time("host.free_cost_per_gib", l.slope, recipe + ": slope", "linear least squares (Eigen QR)", l.rms, l.n);
+    }
+    if (distinct(mx) >= 2) {
+        const fit::Line l = pool.guard("alloc_sizes host.malloc_cost", [&] { return fit::fit_line(mx, my); });
+        const std::string recipe = "alloc_sizes cudaMalloc after a free of its size (step loop, 2nd iteration on) vs GiB";
+        b.drop("host.malloc_cost");
+        b.time("host.malloc_cost", l.intercept, recipe + ": intercept", "linear least squares (Eigen QR)", l.rms, l.n);
+        b.time("host.malloc_cost_per_gib", l.slope, recipe + ": slope", "linear least squares (Eigen QR)", l.rms, l.n);
+    } else if (!pool.maybe("alloc").empty()) {
+        b.time("host.malloc_cost_per_gib", 0, "alloc: no step-loop samples over the size (alloc_sizes); host.malloc_cost "
+                                              "is the median over 1 MiB .. 1 GiB", "none", 0, 0);
+    }
+}
+
 void fit_rules_sections(const Pool& pool, Builder& b) {
     auto med_time = [&](const char* key, const std::vector<double>& v, const std::string& recipe) {
         const double m = pool.guard(key, [&] { return fit::median(v); });
@@ -1399,6 +1460,7 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
         bw_fit("host.free_host_bandwidth", "host", "free_host_us", "cudaFreeHost");
         bw_fit("host.host_register_bandwidth", "register", "register_us", "cudaHostRegister");
     } else absent.push_back("alloc");
+    fit_alloc_lines(pool, b);
     if (std::vector<J> bs = pool.maybe("blocking_sync"); !bs.empty()) {
         std::vector<double> w = pooled_nums(bs, [](const J& x) {
             J c = x["child"];

@@ -44,6 +44,17 @@ Time graph_instantiate_cost(const HwProfile& p, uint64_t nodes) {
 
 Time bytes_call_cost(uint64_t bytes, uint64_t bw) { return bw ? transfer_time(bytes, bw) : Time{}; }
 
+namespace {
+// `per_gib` for each GiB of `bytes`, in exact integer steps (saturating at Time::max()).
+Time per_gib_cost(Time per_gib, uint64_t bytes) {
+    const i128 v = static_cast<i128>(per_gib.ps()) * static_cast<i128>(bytes) / (static_cast<i128>(1) << 30);
+    return v >= static_cast<i128>(Time::max().ps()) ? Time::max() : Time::ps(static_cast<int64_t>(v));
+}
+}  // namespace
+
+Time malloc_cost(const HwProfile& p, uint64_t bytes) { return p.malloc_cost + per_gib_cost(p.malloc_cost_per_gib, bytes); }
+Time free_cost(const HwProfile& p, uint64_t bytes) { return p.free_cost + per_gib_cost(p.free_cost_per_gib, bytes); }
+
 Time gpu_fault_time(const HwProfile& p, uint64_t bytes) { return transfer_time(bytes, p.um_fault_bw); }
 
 Time cpu_fault_time(const HwProfile& p, uint64_t bytes) { return transfer_time(bytes, p.um_cpu_fault_bw); }

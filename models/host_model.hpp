@@ -33,6 +33,10 @@ Time graph_instantiate_cost(const HwProfile& p, uint64_t nodes);
 
 // An allocation call that pins or unpins `bytes` at `bw` bytes/s (0 = free of charge).
 Time bytes_call_cost(uint64_t bytes, uint64_t bw);
+// cudaMalloc and cudaFree (its part after the device is idle) of `bytes` device memory:
+// host.malloc_cost + host.malloc_cost_per_gib per GiB, host.free_cost + host.free_cost_per_gib per GiB.
+Time malloc_cost(const HwProfile& p, uint64_t bytes);
+Time free_cost(const HwProfile& p, uint64_t bytes);
 
 // Managed memory: `bytes` migrated by GPU faults, by CPU faults, and the part of a prefetch to
 // the device that holds its calling thread.

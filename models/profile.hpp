@@ -98,6 +98,7 @@ struct HwProfile {
     Time graph_node_gap_small;        // after an empty kernel node (one that runs kernel.min_duration)
     Time graph_node_gap_ramp;         // run time over which the gap after a kernel node grows from small to full
     Time malloc_cost, free_cost, malloc_async_cost;
+    Time malloc_cost_per_gib, free_cost_per_gib;  // added per GiB allocated or freed
     // Host threads handing work to each other (hw/host_sync).
     Time queue_put_cost, queue_get_cost, queue_wakeup, flag_wakeup, thread_start, join_wakeup;
     uint64_t malloc_host_bw = 0, free_host_bw = 0, host_register_bw = 0;

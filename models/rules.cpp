@@ -31,7 +31,7 @@ HwProfile effective_profile(const HwProfile& in) {
     if (!r.cross_engine_wait) p.cross_engine_wait = p.graph_cross_engine_wait = Time{};
     if (!r.host_sync) p.queue_put_cost = p.queue_get_cost = p.queue_wakeup = p.flag_wakeup = p.thread_start = p.join_wakeup = Time{};
     if (!r.alloc_costs) {
-        p.malloc_cost = p.free_cost = p.malloc_async_cost = Time{};
+        p.malloc_cost = p.free_cost = p.malloc_async_cost = p.malloc_cost_per_gib = p.free_cost_per_gib = Time{};
         p.malloc_host_bw = p.free_host_bw = p.host_register_bw = 0;  // 0 = free
     }
     return p;

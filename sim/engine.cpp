@@ -367,14 +367,14 @@ private:
                     if (node.kind == OpKind::Kernel) cost += host_.module_load(pg_.site(node).label);
                 return finish_host(t, i, call + host_.call(t, cost, now_));
             }
-            case OpKind::Malloc: return finish_host(t, i, call + host_.call(t, hw_.malloc_cost, now_));
+            case OpKind::Malloc: return finish_host(t, i, call + host_.call(t, malloc_cost(hw_, op.bytes), now_));
             case OpKind::MallocHost: return finish_host(t, i, call + host_.call(t, bytes_call_cost(op.bytes, hw_.malloc_host_bw), now_));
             case OpKind::HostRegister:
                 return finish_host(t, i, call + host_.call(t, bytes_call_cost(op.bytes, hw_.host_register_bw), now_));
             case OpKind::Free:
             case OpKind::FreeHost: {
                 // Both wait for the whole device first (they may release memory in use), then free.
-                const Time cost = op.kind == OpKind::Free ? hw_.free_cost : bytes_call_cost(op.bytes, hw_.free_host_bw);
+                const Time cost = op.kind == OpKind::Free ? free_cost(hw_, op.bytes) : bytes_call_cost(op.bytes, hw_.free_host_bw);
                 if (!hw_.rules.alloc_costs) return finish_host(t, i, call);
                 return block_on_device(t, i, call + cost, cost);
             }

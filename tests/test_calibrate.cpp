@@ -1111,6 +1111,52 @@ TEST_CASE("calibrate: the blocking-sync wake-ups from the blocking_sync steady s
                                                            Catch::Contains("differs in length from sleep_us"));
 }
 
+TEST_CASE("calibrate: cudaMalloc and cudaFree lines over the size from alloc_sizes' step loop and alloc_streams") {
+    // Planted on the model: free after the last kernel's end 60 us + 1000 us per GiB, malloc after a
+    // free of its size 80 us + 200 us per GiB (the first iteration of each size, after the idle
+    // phase, is not fitted: 5000 us there). Start x has alloc_streams (16/256 MiB frees after busy
+    // streams), whose samples pool with these; it is replaced by samples on the same line.
+    hetsim::calib::MicrobenchFile f =
+        hetsim::calib::load_microbench((kSource / "validation/measurements/h200/2026-12-03x/microbench.json").string());
+    REQUIRE(f.doc["benchmarks"].contains("alloc_streams"));
+    const double gib = 1024.0 * 1024 * 1024;
+    json smp = json::array();
+    for (double mib : {4.0, 16.0, 64.0, 256.0, 512.0})
+        for (int it = 0; it < 4; ++it) {
+            const double g = mib * 1024 * 1024 / gib;
+            smp.push_back({{"bytes", static_cast<int64_t>(mib * 1024 * 1024)},
+                           {"iter", it},
+                           {"malloc_us", it == 0 ? 5000.0 : 80.0 + 200.0 * g},
+                           {"free_us", 500.0},
+                           {"free_return_after_kernel_end_us", 60.0 + 1000.0 * g}});
+        }
+    f.doc["benchmarks"]["alloc_sizes"] = {{"loop", {{"samples", smp}}}};
+    json busy = json::array();
+    for (const char* mode : {"idle", "one_stream_busy", "two_streams_busy"})
+        for (double mib : {16.0, 256.0})
+            busy.push_back({{"mode", mode},
+                            {"bytes", static_cast<int64_t>(mib * 1024 * 1024)},
+                            {"malloc_us", 1.0},
+                            {"free_us", 9999.0},
+                            // the idle mode's frees are not fitted
+                            {"free_return_after_last_kernel_end_us", std::string(mode) == "idle" ? 9999.0 : 60.0 + 1000.0 * mib / 1024}});
+    f.doc["benchmarks"]["alloc_streams"]["free_beside_work"]["samples"] = busy;
+    const hetsim::calib::Calibration c = hetsim::calib::calibrate({f});
+    CHECK(value_of(c, "host.free_cost") == Approx(60e6));  // ps
+    CHECK(value_of(c, "host.free_cost_per_gib") == Approx(1000e6));
+    CHECK(c.find("host.free_cost")->samples == 24);  // 20 loop samples + 4 busy ones
+    CHECK(value_of(c, "host.malloc_cost") == Approx(80e6));
+    CHECK(value_of(c, "host.malloc_cost_per_gib") == Approx(200e6));
+    CHECK(c.find("host.malloc_cost")->samples == 15);
+    // Without alloc_sizes: the free line from alloc_streams alone; cudaMalloc the alloc median, flat.
+    f.doc["benchmarks"].erase("alloc_sizes");
+    const hetsim::calib::Calibration old = hetsim::calib::calibrate({f});
+    CHECK(value_of(old, "host.free_cost") == Approx(60e6));
+    CHECK(value_of(old, "host.free_cost_per_gib") == Approx(1000e6));
+    CHECK(value_of(old, "host.malloc_cost_per_gib") == 0);
+    CHECK(old.find("host.malloc_cost")->fit == "median");
+}
+
 TEST_CASE("calibrate: the callback latencies from host_func_wait's idle times") {
     // Planted samples on the model: 20 us up to 50 us idle, linear to 60 us at 250 us idle
     // (ramp 200 us), flat after; one late callback (200 us) that the absolute residuals ignore.

@@ -1370,6 +1370,8 @@ TEST_CASE("rule 9: allocation calls cost host time, cudaFree waits for the devic
     const std::string hw = R"(  host.launch_cost: 1us
   host.malloc_cost: 100us
   host.free_cost: 50us
+  host.malloc_cost_per_gib: 0us
+  host.free_cost_per_gib: 0us
   host.malloc_host_bandwidth: 1GB/s
   host.malloc_async_cost: 2us
 )";
@@ -1399,6 +1401,43 @@ threads:
     Sim off = run_with(hw + "  rules.alloc_costs: off\n", body);
     check_host(off, "free:d", us(1), us(1));
     check_host(off, "malloc_host:h", us(1), us(1));
+}
+
+TEST_CASE("rule 9: cudaMalloc and cudaFree grow with the size", "[engine][rules]") {
+    const std::string hw = R"(  host.launch_cost: 1us
+  host.malloc_cost: 100us
+  host.malloc_cost_per_gib: 40us
+  host.free_cost: 50us
+  host.free_cost_per_gib: 100us
+)";
+    const std::string body = R"(buffers:
+  big: {kind: device, size: 512MiB}
+  small: {kind: device, size: 4MiB}
+streams: [s]
+threads:
+  main:
+    - malloc: big
+    - malloc: small
+    - kernel: k
+      stream: s
+      duration: 200us
+    - free: big
+    - free: small
+)";
+    // malloc big: 100 + 40 x 0.5 = 120 us (0-120); small: 100 + 40 x 4/1024 = 100.15625 us
+    // (120-220.15625); k call 1 us, GPU 221.15625-421.15625; free big waits for k, then
+    // 50 + 100 x 0.5 = 100 us: returns at 521.15625; free small: 50 + 100 x 4/1024 = 50.390625 us.
+    Sim s = run_with(hw, body);
+    check_host(s, "malloc:big", Time{}, us(120));
+    auto ps = [](int64_t v) { return Time::ps(v); };
+    check_host(s, "malloc:small", us(120), ps(220'156'250));
+    check_gpu(s, "k", ps(221'156'250), ps(421'156'250));
+    check_host(s, "free:big", ps(221'156'250), ps(521'156'250));
+    check_wait(s, "free:big", us(200));
+    check_host(s, "free:small", ps(521'156'250), ps(571'546'875));
+    Sim off = run_with(hw + "  rules.alloc_costs: off\n", body);
+    check_host(off, "malloc:big", Time{}, Time{});
+    check_host(off, "free:big", us(1), us(1));
 }
 
 TEST_CASE("rule 2: a pageable source copied again while still in the CPU caches stages faster", "[engine][rules]") {
