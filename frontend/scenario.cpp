@@ -746,7 +746,7 @@ int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int
         fail_value(n, std::string(what) + " must be a whole number without a unit, got " + shown(n) + kind_of(v));
     std::string range = "between " + std::to_string(lo) + " and " + std::to_string(hi);
     if (!v.integral) {
-        if (std::isfinite(v.d) && std::floor(v.d) == v.d)  // whole, but beyond 64 bits
+        if (std::isfinite(v.d) && std::floor(v.d) == v.d && std::fabs(v.d) >= 9.2e18)  // whole, but beyond 64 bits
             fail_value(n, std::string(what) + " must be " + range + ", got " + shown(n) + hint);
         fail_value(n, std::string(what) + " must be a whole number, got " + shown(n) +
                           (n.Scalar() != v.describe() ? ", which is " + v.describe() : ""));
