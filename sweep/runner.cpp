@@ -33,6 +33,7 @@ LoadOptions load_options(const SweepDef& def, Sets sets) {
     LoadOptions o;
     o.sets = std::move(sets);
     o.max_ops = def.max_ops;
+    o.max_memory = def.max_memory;
     return o;
 }
 
