@@ -117,7 +117,9 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
         }
         for (const auto& [name, f] : files) {
             const nlohmann::json j = report::read_json_file(f.string(), "a measured timeline (hetsim-runner -o)");
-            if (j.value("schema", "") != "hetsim.measured" || j.value("version", 0) != 1)
+            // Not value(): it throws a type error (an internal error) on an array or a "schema" of another type.
+            const auto schema = j.is_object() ? j.find("schema") : j.end(), version = j.is_object() ? j.find("version") : j.end();
+            if (!j.is_object() || schema == j.end() || *schema != "hetsim.measured" || version == j.end() || *version != 1)
                 throw InputError({f.string()}, "not a hetsim.measured version 1 file");
             const auto runs_at = j.find("uninstrumented_end_to_end_ns");
             if (runs_at == j.end() || !runs_at->is_array() || runs_at->empty())
@@ -133,7 +135,7 @@ AccuracyReport validate_against(const std::vector<std::string>& dirs, const std:
             ++starts[name];
             ++files_read;
             const auto md = j.find("metadata");
-            if (md != j.end() && md->is_object() && md->value("timing", "") == "cupti" && !md->contains("uninstrumented_process"))
+            if (md != j.end() && md->is_object() && md->contains("timing") && md->at("timing") == "cupti" && !md->contains("uninstrumented_process"))
                 ++residue;
             if (!names_host_buffers(md == j.end() ? nlohmann::json() : *md)) ++scratch_files[name];
         }

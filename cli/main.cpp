@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
         std::cerr << "hetsim: error: unknown command '" << cmd << "'\n" << kUsage;
         return 2;
     } catch (const hetsim::InputError& e) {
-        std::cerr << one_line_of_bounded_length(e.what()) << "\n";
+        std::cerr << one_line_of_bounded_length(hetsim::escape_controls(e.what())) << "\n";
         return 2;
     } catch (const hetsim::DeadlockError& e) {
         std::cerr << "hetsim: error: " << e.what() << "\n";

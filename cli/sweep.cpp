@@ -38,7 +38,7 @@ struct SweepArgs {
     std::string file, out, shard, plot, x, series, compare, y = "end_to_end_ns";
     std::vector<std::string> varies, sets;
     bool zip = false, resume = false, overwrite = false, best = false, heatmap = false, no_cache = false;
-    std::string jobs, max_ops = "20000000";
+    std::string jobs, max_ops = "20000000", max_memory;  // max_memory empty: default_max_memory()
     uint64_t stop_after = 0;
 };
 
@@ -84,6 +84,7 @@ std::vector<std::string> check_first_point(const sweep::SweepDef& def, const std
     LoadOptions o;
     o.sets = def.point_sets(0);
     o.max_ops = def.max_ops;
+    o.max_memory = def.max_memory;
     try {
         std::vector<std::string> threads;
         for (const HostThread& t : load_scenario_text(text, def.scenario, o).program.threads) threads.push_back(t.name);
@@ -137,6 +138,27 @@ void restore(const sweep::SweepDef& def, const sweep::Shard& shard, const SweepA
     }
 }
 
+// The rows of every point are held until the end (the CSV is rewritten whole at each checkpoint),
+// in vectors of one entry per point of the whole sweep: refuse a sweep whose bookkeeping alone
+// would pass --max-memory before anything is allocated (10^8 points took 4 GB before the first
+// was computed, and some 60 GB by the end).
+void check_rows_memory(const sweep::SweepDef& def, const sweep::Shard& shard, bool plotting) {
+    if (def.max_memory == 0) return;
+    const uint64_t total = def.points(), owned = (total + shard.count - 1 - shard.index) / shard.count;
+    // A row is about half as long as the header (numbers are shorter than column names), held
+    // twice: as computed and in the CSV text written at each checkpoint; plus malloc's overhead.
+    const uint64_t row = sweep::header_row(def).size() / 2 + 32;
+    const uint64_t per_point = sizeof(std::string) + sizeof(double) * (plotting ? 2 : 1);  // rows, end-to-end times, plotted values
+    const uint64_t per_owned = sizeof(uint64_t) + sizeof(void*) + 2 * row;                // to do, the CSV's row list, the texts
+    const long double need = static_cast<long double>(total) * per_point + static_cast<long double>(owned) * per_owned;
+    if (need <= static_cast<long double>(def.max_memory)) return;
+    const uint64_t shown = need >= 1.8e19L ? UINT64_MAX : static_cast<uint64_t>(need);
+    throw InputError({"--vary"}, "the sweep's " + std::to_string(total) + " points" +
+                                     (shard.active() ? " (" + std::to_string(owned) + " in shard " + shard.text() + ")" : "") +
+                                     " would need about " + bytes_text(shown) + " to hold their rows, more than the cap of " +
+                                     bytes_text(def.max_memory) + " (--max-memory); vary fewer values, or raise the cap");
+}
+
 void report_best(std::ostream& os, const sweep::SweepDef& def, const std::string& text, const std::vector<double>& e2e,
                  const sweep::Shard& shard) {
     int64_t fast = -1, slow = -1;
@@ -162,6 +184,7 @@ void report_best(std::ostream& os, const sweep::SweepDef& def, const std::string
         LoadOptions o;
         o.sets = def.sets;
         o.max_ops = def.max_ops;
+        o.max_memory = def.max_memory;
         Scenario sc = load_scenario_text(text, def.scenario, o);
         double own = static_cast<double>(simulate(sc.program, sc.profile).end_to_end.ps()) / 1000.0;
         os << "the file's own values: " << t(own) << vs(own) << "\n";
@@ -192,6 +215,7 @@ int sweep_main(const std::vector<std::string>& args) {
         ("y", po::value(&a.y), "the CSV column to plot (default end_to_end_ns), e.g. gpu_active_fraction, util:sm; crossovers compare it")
         ("set", po::value(&a.sets)->composing(), "fix a param or hardware.<key> for every point; repeatable")
         ("max-ops", po::value(&a.max_ops)->default_value(a.max_ops), "cap on ops after loop expansion")
+        ("max-memory", po::value(&a.max_memory), "cap on the memory of the sweep's rows, checked before any point runs, and of each point's run, e.g. 8GiB (default: 3/4 of this machine's memory; 0: none)")
         ("no-cache", po::bool_switch(&a.no_cache), "lower every point from scratch (slower; for checking)");
     po::options_description all;
     all.add(d).add_options()("file", po::value(&a.file))("stop-after", po::value(&a.stop_after));
@@ -233,6 +257,8 @@ int sweep_main(const std::vector<std::string>& args) {
     def.max_ops = max_ops;
     def.check();
     sweep::Shard shard = a.shard.empty() ? sweep::Shard{} : sweep::parse_shard(a.shard);
+    def.max_memory = parse_max_memory(a.max_memory);
+    check_rows_memory(def, shard, !a.plot.empty() || def.has_compare);
     def.host_threads = check_first_point(def, text);
     const sweep::PlotRequest plot_req{a.x, a.series, a.heatmap, a.y};
     if (!a.plot.empty() || vm.count("y")) sweep::make_plot(def, {}, plot_req);  // a bad --x / --series / --y fails before any work

@@ -23,6 +23,22 @@ inline std::string printable(const std::string& s) {
     return out;
 }
 
+// A message kept on one line: control characters (a newline or an escape sequence from a name
+// in the input) become \n, \r, \t or \xNN; everything else, UTF-8 included, is kept.
+inline std::string escape_controls(const std::string& s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    for (unsigned char c : s) {
+        if (c >= 0x20 && c != 0x7f) out += static_cast<char>(c);
+        else if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else out.append("\\x").append(1, hex[c >> 4]).append(1, hex[c & 15]);
+    }
+    return out;
+}
+
 struct SourceLoc {
     std::string file;
     int line = 0;  // 1-based; 0 = unknown

@@ -419,10 +419,10 @@ private:
         size_t at = p_;
         i128 mant = 0;
         int digits = 0, exp10 = 0;
-        bool any = false;
+        bool any = false, dropped = false;  // dropped: a non-zero digit past the 30 kept in `mant`
         while (p_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[p_]))) {
             if (digits < 30) { mant = mant * 10 + (s_[p_] - '0'); if (mant) ++digits; }
-            else ++exp10;
+            else { ++exp10; dropped |= s_[p_] != '0'; }
             ++p_;
             any = true;
         }
@@ -430,6 +430,7 @@ private:
             ++p_;
             while (p_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[p_]))) {
                 if (digits < 30) { mant = mant * 10 + (s_[p_] - '0'); if (mant) ++digits; --exp10; }
+                else dropped |= s_[p_] != '0';
                 ++p_;
                 any = true;
             }
@@ -460,9 +461,15 @@ private:
                 if (v <= static_cast<i128>(INT64_MAX)) return Value::integer(static_cast<int64_t>(v));
             }
             if (exp10 > 300) throw ExprError(at, "'" + lit + "' is out of range (values must fit in 64 bits)");
-            double dv = static_cast<double>(mant) * std::pow(10.0, exp10);
-            if (exp10 < 0 && std::floor(dv) == dv && dv < 9e18) return Value::integer(static_cast<int64_t>(dv));
-            return Value::real(dv);
+            // A whole number written with a fraction ("3.0", "2.50e1") is an integer; the test is
+            // on the digits, not the double: 2.9999999999999999999 rounds to 3.0 but is not 3.
+            if (exp10 < 0 && !dropped && (mant == 0 || -exp10 <= 30)) {
+                i128 div = 1;
+                for (int k = 0; k < -exp10 && mant != 0; ++k) div *= 10;
+                if (mant % div == 0 && mant / div <= static_cast<i128>(INT64_MAX))
+                    return Value::integer(static_cast<int64_t>(mant / div));
+            }
+            return Value::real(static_cast<double>(mant) * std::pow(10.0, exp10));
         }
         Dim dim = Dim::None;
         int64_t factor = 0;
@@ -476,6 +483,8 @@ private:
             throw ExprError(ustart, "unknown unit '" + unit + "' in '" + lit + "' (use " + unit_names() + ")");
         if (per_s) dim = Dim::Bandwidth;
         if (exp10 < -40) throw ExprError(at, "'" + lit + "' has too many decimal places (no value is finer than 1ps or 1B)");
+        // A quantity is exact: a digit past the 30 kept would be lost, not rounded to 1ps or 1B.
+        if (dropped) throw ExprError(at, "'" + lit + "' has more than 30 significant digits");
         return scale_literal(mant, exp10, dim, factor, at, lit);
     }
 

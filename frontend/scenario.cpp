@@ -166,11 +166,13 @@ void Lowerer::parse_params(const YAML::Node& n) {
 
 void Lowerer::parse_hardware(const YAML::Node& n) {
     std::string profile = "h200";
+    YAML::Node profile_node;  // the scalar that names the profile, when the file names one
     bool zero = false;
     std::vector<std::pair<std::string, YAML::Node>> overrides;
     if (n) {
         if (n.IsScalar()) {
             profile = need_name(n, "hardware profile");
+            profile_node = n;
         } else if (n.IsMap()) {
             // Flat (copy.h2d.bandwidth) and nested (copy: {h2d: {bandwidth: ..}}) keys name the same
             // parameter; each may be given once.
@@ -185,6 +187,7 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
                 if (key == "profile") {
                     once(it->first, key);
                     profile = need_name(it->second, "hardware profile");
+                    profile_node = it->second;
                 } else if (key == "base") {
                     fail_at(it->first, "'base' belongs in a profile file; in a scenario's hardware mapping the profile is "
                                        "'profile', as in hardware: {profile: h200, gpu.hw_queues: 16}");
@@ -217,7 +220,18 @@ void Lowerer::parse_hardware(const YAML::Node& n) {
         }
     }
     {
-        LoadedProfile lp = load_profile_sources(profile, n ? loc_of(n, file_) : SourceLoc{file_});
+        const SourceLoc at = profile_node ? loc_of(profile_node, file_) : n ? loc_of(n, file_) : SourceLoc{file_};
+        LoadedProfile lp;
+        try {
+            lp = load_profile_sources(profile, at);
+        } catch (const InputError& e) {
+            // A profile named by a param set on the command line (hardware: "${gpu}"): when the
+            // name itself is refused (not a mistake inside the profile file), the --set argument is at fault.
+            const SourceLoc& w = e.where();
+            std::string arg = profile_node ? set_arg_of(profile_node.Scalar()) : "";
+            if (arg.empty() || w.file != at.file || w.line != at.line || w.col != at.col) throw;
+            throw InputError(SourceLoc{arg}, e.message() + " (used at " + place(at) + ")");
+        }
         sc_.profile = std::move(lp.profile);
         for (const ProfileFile& f : lp.files) sc_.profile_files.push_back(f.path);
     }
@@ -746,7 +760,7 @@ int64_t Lowerer::need_int(const YAML::Node& n, const char* what, int64_t lo, int
         fail_value(n, std::string(what) + " must be a whole number without a unit, got " + shown(n) + kind_of(v));
     std::string range = "between " + std::to_string(lo) + " and " + std::to_string(hi);
     if (!v.integral) {
-        if (std::isfinite(v.d) && std::floor(v.d) == v.d)  // whole, but beyond 64 bits
+        if (std::isfinite(v.d) && std::floor(v.d) == v.d && std::fabs(v.d) >= 9.2e18)  // whole, but beyond 64 bits
             fail_value(n, std::string(what) + " must be " + range + ", got " + shown(n) + hint);
         fail_value(n, std::string(what) + " must be a whole number, got " + shown(n) +
                           (n.Scalar() != v.describe() ? ", which is " + v.describe() : ""));

@@ -223,6 +223,37 @@ void Lowerer::resolve_start_after() {
         for (uint32_t k = 0; k < spec.count; ++k)
             pg.threads[spec.first + k].start_after = static_cast<int32_t>(found.size() == 1 ? found[0] : found[k]);
     }
+    // A cycle (a starts after an op of b, b after an op of a) starts none of its threads: the run
+    // ended in a deadlock message that blamed the ops for never being reached. Each thread has at
+    // most one start_after, so following them from each thread finds every cycle.
+    std::vector<uint8_t> state(pg.threads.size(), 0);  // 0 not seen, 1 on the current path, 2 done
+    for (uint32_t t0 = 0; t0 < pg.threads.size(); ++t0) {
+        std::vector<uint32_t> path;
+        uint32_t t = t0;
+        while (state[t] == 0 && pg.threads[t].start_after != kNone) {
+            state[t] = 1;
+            path.push_back(t);
+            t = static_cast<uint32_t>(pg.ops[static_cast<size_t>(pg.threads[t].start_after)].thread);
+        }
+        if (state[t] == 1) {
+            std::vector<uint32_t> cycle(std::find(path.begin(), path.end(), t), path.end());
+            std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+            std::string chain;
+            const size_t shown = std::min<size_t>(cycle.size(), 8);
+            for (size_t k = 0; k < shown; ++k) {
+                const uint32_t a = cycle[k];
+                const uint32_t op = static_cast<uint32_t>(pg.threads[a].start_after);
+                chain += (k ? ", which starts after " : "thread '" + pg.threads[a].name + "' starts after ") + pg.op_name(op) +
+                         " of thread '" + pg.threads[static_cast<size_t>(pg.ops[op].thread)].name + "'";
+            }
+            if (shown < cycle.size()) chain += ", ... (" + std::to_string(cycle.size()) + " threads in all)";
+            const auto spec = std::find_if(specs_.begin(), specs_.end(), [&](const ThreadSpec& sp) {
+                return cycle[0] >= sp.first && cycle[0] < sp.first + sp.count;
+            });
+            fail_at(spec->start_after, "start_after makes a cycle: " + chain + "; no thread of the cycle can ever start");
+        }
+        for (uint32_t p : path) state[p] = 2;
+    }
 }
 
 // ---------------------------------------------------------------- names with indices

@@ -33,6 +33,7 @@ LoadOptions load_options(const SweepDef& def, Sets sets) {
     LoadOptions o;
     o.sets = std::move(sets);
     o.max_ops = def.max_ops;
+    o.max_memory = def.max_memory;
     return o;
 }
 
@@ -127,7 +128,7 @@ RunOutcome run_points(const SweepDef& def, const std::string& scenario_text, con
                 std::lock_guard<std::mutex> lock(mu);
                 inbox.emplace_back(point, std::move(row));
             } catch (const InputError& e) {
-                fail(point, prefix + e.what(), 2);
+                fail(point, escape_controls(prefix + e.what()), 2);  // one line, whatever the names hold
             } catch (const DeadlockError& e) {
                 fail(point, prefix + "error: " + e.what(), 2);
             } catch (const std::bad_alloc&) {

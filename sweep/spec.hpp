@@ -54,6 +54,7 @@ struct SweepDef {
     bool has_compare = false;   // axes.back() came from --compare-param
     bool zip = false;           // --vary axes paired value by value (the compare axis stays cartesian)
     uint64_t max_ops = 0;
+    uint64_t max_memory = 0;    // --max-memory for each point's run (0: none); not part of the identity
     // The scenario's host threads (as lowered at the first point): one utilisation column each.
     // Derived from the scenario, so not part of the definition.
     std::vector<std::string> host_threads;

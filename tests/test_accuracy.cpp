@@ -3,9 +3,14 @@
 // and compared with its measured uninstrumented end-to-end median, pooled over machine starts.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "calibrate/accuracy.hpp"
+#include "core/error.hpp"
 
 using namespace hetsim::calib;
 
@@ -107,4 +112,25 @@ TEST_CASE("accuracy: leave-one-start-out refuses one start and a start without i
     CHECK_THROWS_WITH(validate_holdout({c}, root + "/scenarios/validation"), Catch::Contains("needs at least two machine starts"));
     CHECK_THROWS_WITH(validate_holdout({c, root + "/scenarios"}, root + "/scenarios/validation"),
                       Catch::Contains("no microbench.json here"));
+}
+
+TEST_CASE("accuracy: a measured file of another JSON shape is bad input, not an internal error") {
+    // json::value() threw a type error on an array or a "schema" of another type: hetsim validate
+    // said "internal error" (exit 3).
+    namespace fs = std::filesystem;
+    const std::string root = HETSIM_SOURCE_DIR;
+    const fs::path dir = fs::temp_directory_path() / ("hetsim-accuracy-shape-" + std::to_string(::getpid()));
+    fs::create_directories(dir / "measured");
+    const fs::path f = dir / "measured" / "01_pipeline_1stream_small.json";
+    for (const char* text : {"[]", "{\"schema\": 5, \"version\": 1}", "{\"schema\": \"hetsim.measured\", \"version\": \"1\"}"}) {
+        INFO(text);
+        std::ofstream(f) << text;
+        try {
+            validate_against({dir.string()}, root + "/scenarios/validation");
+            FAIL("no error");
+        } catch (const hetsim::InputError& e) {
+            CHECK(std::string(e.what()) == f.string() + ": error: not a hetsim.measured version 1 file");
+        }
+    }
+    fs::remove_all(dir);
 }

@@ -258,6 +258,35 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
                              "(allowed: 0 < x <= 100TB/s) (used at " + subst + ":4:23)");
         CHECK(run_cli(run2 + "--set dur=2ms --set bw=32GB/s").exit_code == 0);
     }
+    SECTION("--set value that names the hardware profile through ${name}") {
+        // The message named the file's line as if the file were wrong.
+        const std::string hw = (dir / "hw.yaml").string(), hw2 = (dir / "hw2.yaml").string();
+        {
+            std::ofstream out(hw);
+            out << "params: {gpu: h200}\n"
+                   "hardware: \"${gpu}\"\n"
+                   "threads:\n"
+                   "  main:\n"
+                   "    - host: step\n"
+                   "      duration: 1us\n";
+            std::ofstream out2(hw2);
+            out2 << "params: {gpu: h200}\n"
+                    "hardware:\n"
+                    "  profile: ${gpu}\n"
+                    "threads:\n"
+                    "  main:\n"
+                    "    - host: step\n"
+                    "      duration: 1us\n";
+        }
+        CHECK(run_cli("run '" + hw + "'").exit_code == 0);
+        CHECK(run_cli("run '" + hw2 + "' --set gpu=h100-sxm").exit_code == 0);
+        const std::string shipped = "(shipped: a100-pcie, gh200, h100-pcie, h100-sxm, h200; or give the path of a profile file)";
+        check_one_line_error(run_cli("run '" + hw + "' --set gpu=h2000"),
+                             "--set gpu=h2000: error: unknown hardware profile 'h2000'; did you mean 'h200'? " + shipped +
+                                 " (used at " + hw + ":2:11)");
+        check_one_line_error(run_cli("run '" + hw2 + "' --set gpu=nosuch"),
+                             "--set gpu=nosuch: error: unknown hardware profile 'nosuch' " + shipped + " (used at " + hw2 + ":3:12)");
+    }
     SECTION("--set value used by name in an expression, or as an enum value through ${name}") {
         const std::string pipe = (dir / "pipe.yaml").string();
         {

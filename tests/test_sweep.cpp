@@ -292,6 +292,12 @@ TEST_CASE("sweep: bad inputs exit 2 with one line naming what is wrong") {
         {"--vary path=cpu,gpu --plot /nonexistent/p.svg", "the value 'cpu' of path is not a number"},
         {"--vary stage_ms=1ms,2ms --plot /nonexistent/p.svg --y busiest_resource", "--y busiest_resource: error: not a numeric column"},
         {"--vary stage_ms=1ms,2ms --y gpu_fraction", "--y gpu_fraction: error: not a numeric column of the sweep CSV; one of: end_to_end_ns,"},
+        // The rows' bookkeeping is checked before anything is allocated (10^8 points took 4 GB
+        // before the first was computed).
+        {"--vary stage_ms=1ms..10000ms+1ms --vary link=1GB/s..10000GB/s+1GB/s --max-memory 16GiB",
+         "--vary: error: the sweep's 100000000 points would need about "},
+        {"--vary stage_ms=1ms..1000ms+1ms --vary link=1GB/s..1000GB/s+1GB/s --max-memory 100MiB --shard 1/10",
+         "(100000 in shard 1/10) would need about "},
     };
     for (const auto& [args, expect] : cases) {
         Cli r = cli(f + args);
