@@ -23,15 +23,6 @@ namespace {
 
 constexpr size_t kOffEnd = 16 * KiB + 128;  // mapped area: a kernel's end stamp
 
-// Times one call in us.
-template <class F>
-double time_us(F f) {
-    const int64_t t0 = now_ns();
-    cudaError_t e = f();
-    const int64_t t1 = now_ns();
-    CK(e);
-    return ns_to_us(t1 - t0);
-}
 
 }  // namespace
 

@@ -31,14 +31,6 @@ namespace {
 constexpr size_t kOffStampA = 32 * KiB;
 constexpr size_t kOffStampB = 32 * KiB + 64;
 
-template <class F>
-double time_us(F f) {
-    const int64_t t0 = now_ns();
-    cudaError_t e = f();
-    const int64_t t1 = now_ns();
-    CK(e);
-    return ns_to_us(t1 - t0);
-}
 
 size_t mem_available() {
     std::ifstream mi("/proc/meminfo");

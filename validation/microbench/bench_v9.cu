@@ -13,14 +13,6 @@ namespace {
 
 constexpr size_t kOffKernelEnd = 32 * KiB + 256;  // mapped area: the loop kernel's end stamp
 
-template <class F>
-double call_us(F f) {
-    const int64_t t0 = now_ns();
-    cudaError_t e = f();
-    const int64_t t1 = now_ns();
-    CK(e);
-    return ns_to_us(t1 - t0);
-}
 
 }  // namespace
 
@@ -59,10 +51,10 @@ void bench_alloc_sizes(Ctx& c, json& out) {
         for (int r = 0; r < reps; ++r) {
             void* p = nullptr;
             CK(cudaDeviceSynchronize());
-            m.push_back(call_us([&] { return cudaMalloc(&p, S); }));
+            m.push_back(time_us([&] { return cudaMalloc(&p, S); }));
             CK(cudaDeviceSynchronize());
             spin_host_us(50);
-            f.push_back(call_us([&] { return cudaFree(p); }));
+            f.push_back(time_us([&] { return cudaFree(p); }));
         }
         idle.push_back({{"bytes", S}, {"malloc_us", r3v(m)}, {"free_us", r3v(f)}});
         // Loop (validation 49's shape): iters x [malloc; a full-device 0.3 ms spin kernel writing its end
@@ -71,13 +63,13 @@ void bench_alloc_sizes(Ctx& c, json& out) {
         for (int i = 0; i < iters; ++i) {
             void* p = nullptr;
             *end_h = 0;
-            const double mu = call_us([&] { return cudaMalloc(&p, S); });
+            const double mu = time_us([&] { return cudaMalloc(&p, S); });
             // The calls a program makes next (validation 49: an upload, a launch), timed: do calls
             // after an allocation cost more than the launch section's?
-            const double cu = call_us([&] { return cudaMemcpyAsync(dsrc, hsrc, 4 * MiB, cudaMemcpyHostToDevice, s); });
-            const double ku = call_us([&] { return k_spin_stamp(s, c.sm_count, 256, kernel_ns, 0, nullptr, end_d); });
+            const double cu = time_us([&] { return cudaMemcpyAsync(dsrc, hsrc, 4 * MiB, cudaMemcpyHostToDevice, s); });
+            const double ku = time_us([&] { return k_spin_stamp(s, c.sm_count, 256, kernel_ns, 0, nullptr, end_d); });
             const int64_t tf = now_ns();
-            const double fu = call_us([&] { return cudaFree(p); });
+            const double fu = time_us([&] { return cudaFree(p); });
             loop.push_back({S, i, mu, fu, tf, static_cast<unsigned long long>(*end_h), cu, ku});
             spin_host_us(100);
         }
@@ -210,11 +202,11 @@ void bench_call_after_host_work(Ctx& c, json& out) {
                 spin_host_us(20);
             }
             if (g > 0) spin_host_us(g);
-            kl.push_back(call_us([&] { return k_empty(s); }));
+            kl.push_back(time_us([&] { return k_empty(s); }));
             if (g > 0) spin_host_us(g);
-            cp.push_back(call_us([&] { return cudaMemcpyAsync(d, h, 4 * KiB, cudaMemcpyHostToDevice, s); }));
+            cp.push_back(time_us([&] { return cudaMemcpyAsync(d, h, 4 * KiB, cudaMemcpyHostToDevice, s); }));
             if (g > 0) spin_host_us(g);
-            er.push_back(call_us([&] { return cudaEventRecord(ev[0], s); }));
+            er.push_back(time_us([&] { return cudaEventRecord(ev[0], s); }));
         }
         CK(cudaStreamSynchronize(s));
         pts.push_back({{"gap_us", g}, {"launch_us", r3v(kl)}, {"memcpy_call_us", r3v(cp)}, {"event_record_us", r3v(er)}});

@@ -39,6 +39,15 @@ inline int64_t now_ns() {
         .count();
 }
 inline double ns_to_us(int64_t ns) { return double(ns) * 1e-3; }
+// Times one CUDA call f() (returning its cudaError_t, checked) on steady_clock, in us.
+template <class F>
+double time_us(F f) {
+    const int64_t t0 = now_ns();
+    cudaError_t e = f();
+    const int64_t t1 = now_ns();
+    CK(e);
+    return ns_to_us(t1 - t0);
+}
 void spin_host_us(double us);  // busy-wait on steady_clock
 // Round to 1 ns when the value is in us (keeps the JSON short).
 inline double r3(double us) { return double(int64_t(us * 1000.0 + (us >= 0 ? 0.5 : -0.5))) / 1000.0; }
