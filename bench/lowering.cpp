@@ -7,6 +7,10 @@
 //
 //   BM_Lowering/<ops>   n = (ops - 1) / 3, so the Args are exact op counts (10^4 .. 10^7: the time
 //                       per op should not grow with the count).
+//   BM_LoweringGraph/<nodes>  a CUDA graph of `nodes` kernel nodes (a repeat inside the graph: each
+//                       node its own name, k[0], k[1], ...), instantiated and launched once; ops =
+//                       nodes + 3. Each node is interned twice (its name and site when captured,
+//                       its site again when launched).
 //   BM_OverCap/<ops>    the same model with 3 * 10^7 + 1 ops, over the default --max-ops (2 * 10^7):
 //                       the refusal, which the count before expanding gives without lowering an op.
 //
@@ -112,6 +116,47 @@ void BM_Lowering(benchmark::State& state) {
     state.counters["program_bytes_per_op"] = static_cast<double>(prog) / n;
 }
 BENCHMARK(BM_Lowering)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+
+std::string big_graph(int64_t nodes) {
+    return "name: one big graph\n"
+           "hardware: h200\n"
+           "streams: [s]\n"
+           "graphs:\n"
+           "  g:\n"
+           "    - repeat: " + std::to_string(nodes) + "\n"
+           "      do:\n"
+           "        - kernel: k\n"
+           "          duration: 5us\n"
+           "threads:\n"
+           "  main:\n"
+           "    - graph_instantiate: g\n"
+           "    - graph_launch: g\n"
+           "      stream: s\n"
+           "    - stream_sync: s\n";
+}
+
+void BM_LoweringGraph(benchmark::State& state) {
+    const int64_t nodes = state.range(0);
+    const std::string yaml = big_graph(nodes);
+    const LoadOptions lo = options();
+    size_t peak = 0, lowered = 0;
+    for (auto _ : state) {
+        heap::reset();
+        const size_t before = heap::current;
+        Scenario sc = load_scenario_text(yaml, "graph.yaml", lo);
+        benchmark::DoNotOptimize(sc.program.ops.data());
+        state.PauseTiming();
+        peak = std::max(peak, heap::peak - before);
+        lowered = sc.program.ops.size();
+        { Scenario done = std::move(sc); }
+        state.ResumeTiming();
+    }
+    if (lowered != static_cast<size_t>(nodes + 3)) state.SkipWithError("the graph did not lower to nodes + 3 ops");
+    const double n = static_cast<double>(nodes);
+    state.counters["nodes_per_s"] = benchmark::Counter(n * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["bytes_per_node"] = static_cast<double>(peak) / n;
+}
+BENCHMARK(BM_LoweringGraph)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 void BM_OverCap(benchmark::State& state) {
     const int64_t ops = state.range(0);

@@ -59,11 +59,13 @@ void Lowerer::lower_checked_op(const YAML::Node& n, int32_t thread, const std::s
     if (YAML::Node id = field(n, "id")) {
         deps.id = indexed_name(id, "node id");
         for (int64_t v : loop_vals_) deps.id += "[" + std::to_string(v) + "]";  // an id inside the graph's loops
-        deps.id_node.reset(id);
+        deps.id_node = static_cast<int32_t>(dep_nodes_.size());
+        dep_nodes_.push_back(id);
     }
     if (YAML::Node a = field(n, "after")) {
         deps.has_after = true;
-        deps.after_node.reset(a);
+        deps.after_node = static_cast<int32_t>(dep_nodes_.size());
+        dep_nodes_.push_back(a);
         if (a.IsScalar()) deps.after.emplace_back(indexed_name(a, "node id"), a);
         else if (a.IsSequence())
             for (const auto& r : a) deps.after.emplace_back(indexed_name(r, "node id"), r);
@@ -105,6 +107,7 @@ void Lowerer::parse_graphs(const YAML::Node& n) {
         sc_.program.graphs.emplace_back().name = name;
         capturing_ = static_cast<int32_t>(sc_.program.graphs.size() - 1);
         node_deps_.clear();
+        dep_nodes_.clear();
         lower_list(it->second, kNone);
         if (sc_.program.graphs.back().nodes.empty())
             fail_at(it->second, "graph '" + name + "' has no nodes (its loops or conditions emit no op)");

@@ -124,13 +124,17 @@ private:
     YAML::Node measure_node_{YAML::NodeType::Undefined};  // `measure:` (warm-up iterations: Program::warmup)
     uint32_t join_count_ = 1;  // the threads the join op just filled joins (an array: each)
     // The graph being declared: per node, its id and the `after` entries (names resolved).
+    // A node's YAML `id` and `after` (for messages) are kept in dep_nodes_ by index, only when
+    // the node has them: a YAML::Node, even an undefined one, allocates a memory holder, and a
+    // graph of 10^5 nodes without ids paid two of them a node.
     struct NodeDeps {
         std::string id;
-        YAML::Node id_node{YAML::NodeType::Undefined}, after_node{YAML::NodeType::Undefined};
+        int32_t id_node = -1, after_node = -1;  // in dep_nodes_, -1: none
         bool has_after = false;
         std::vector<std::pair<std::string, YAML::Node>> after;
     };
     std::vector<NodeDeps> node_deps_;
+    std::vector<YAML::Node> dep_nodes_;
 
     // The body of a graph being declared (parse_graphs): lowered in full, op by op.
     void lower_list(const YAML::Node& list, int32_t thread);

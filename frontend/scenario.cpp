@@ -888,13 +888,24 @@ uint32_t Lowerer::intern_name(const std::string& s) {
 }
 
 size_t Lowerer::SiteHash::operator()(const Site& s) const {
-    size_t h = std::hash<uint64_t>()((uint64_t{s.label} << 32) | s.loc);
-    auto mix = [&h](uint64_t v) { h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    // Each field folded in through a full 64-bit finaliser (libstdc++'s std::hash<uint64_t> is the
+    // identity, and shift-xor combining left the label's bits out of the low bits, so that the
+    // distinct labels of a graph's nodes ("k[0]", "k[1]", ...) shared buckets).
+    auto fmix = [](uint64_t x) {
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdULL;
+        x ^= x >> 33;
+        x *= 0xc4ceb9fe1a85ec53ULL;
+        return x ^ (x >> 33);
+    };
+    uint64_t h = fmix((uint64_t{s.label} << 32) | s.loc);
+    auto mix = [&](uint64_t v) { h = fmix(h ^ (v + 0x9e3779b97f4a7c15ULL)); };
     mix((uint64_t{s.depth} << 48) | (uint64_t{s.uses_count} << 32) | s.uses_begin);
     mix((uint64_t{s.shape.grid} << 32) | s.shape.block);
     mix((uint64_t{s.shape.regs_per_thread} << 32) | s.shape.smem_per_block);
     mix(std::hash<double>()(s.flops));
-    return h;
+    mix((uint64_t{s.rows} << 32) ^ s.spitch ^ (s.dpitch << 17));
+    return static_cast<size_t>(h);
 }
 
 uint32_t Lowerer::intern_site(const Site& s) {

@@ -295,7 +295,7 @@ void Lowerer::graph_dag(const YAML::Node& body) {
         const NodeDeps& d = node_deps_[k];
         if (d.id.empty()) continue;
         if (!ids.emplace(d.id, k).second)
-            fail_at(d.id_node, "duplicate node id '" + d.id + "' in graph '" + g.name + "'; give each node its own id");
+            fail_at(dep_nodes_[static_cast<size_t>(d.id_node)], "duplicate node id '" + d.id + "' in graph '" + g.name + "'; give each node its own id");
         known.push_back(d.id);
     }
     std::sort(known.begin(), known.end());
@@ -364,7 +364,7 @@ void Lowerer::graph_dag(const YAML::Node& body) {
         std::string msg = "graph '" + g.name + "' has a dependency cycle:" + cycle_text(cycle.size(), [&](size_t k) { return shown(cycle[k]); }) +
                           " (each waits for the one before it); remove one of these 'after' entries";
         const NodeDeps& at = node_deps_[cycle.front()];
-        fail_at(at.after_node ? at.after_node : body, msg);
+        fail_at(at.after_node >= 0 ? dep_nodes_[static_cast<size_t>(at.after_node)] : body, msg);
     }
     std::vector<Op> nodes;
     nodes.reserve(n);
