@@ -1201,14 +1201,16 @@ bool fit_memcpy2d(const Pool& pool, Builder& b) {
 // cudaFree grows with the size freed (the alloc section: ~45 us at 16 MiB, ~550 us at 1 GiB on an
 // idle device), and a program frees after its device work, where it takes longer than on an idle
 // device: the free's return after the last kernel's end, over the size, from alloc_sizes' step loop
-// (4 .. 512 MiB) and alloc_streams' frees after one or two busy streams (16 and 256 MiB), is fitted
-// as host.free_cost + host.free_cost_per_gib per GiB, replacing the alloc section's median. cudaMalloc
-// likewise from alloc_sizes' step loop (each malloc after a free of its size, as a program's loop
-// allocates), where an input has it; without it the alloc median stays and malloc_cost_per_gib is 0.
+// (4 .. 512 MiB) pooled with alloc_streams' frees after one or two busy streams (16 and 256 MiB),
+// is fitted as host.free_cost + host.free_cost_per_gib per GiB; cudaMalloc likewise from
+// alloc_sizes' step loop (each malloc after a free of its size, as a program's loop allocates).
+// Without alloc_sizes in any input the four keep the base profile's entries (alloc_streams alone
+// has two sizes, and the alloc section's sizes are of an idle device).
 void fit_alloc_lines(const Pool& pool, Builder& b) {
+    const std::vector<J> sizes = pool.maybe("alloc_sizes");
+    if (sizes.empty()) return;
     std::vector<double> fx, fy, mx, my;
-    std::vector<std::string> from;
-    for (const J& x : pool.maybe("alloc_sizes")) {
+    for (const J& x : sizes) {
         J smp = x["loop"]["samples"].nonempty();
         for (size_t i = 0; i < smp.size(); ++i) {
             J p = smp.at(i);
@@ -1220,8 +1222,8 @@ void fit_alloc_lines(const Pool& pool, Builder& b) {
                 mx.push_back(gib), my.push_back(m);
             }
         }
-        if (std::find(from.begin(), from.end(), "alloc_sizes") == from.end()) from.push_back("alloc_sizes");
     }
+    size_t streams = 0;
     for (const J& x : pool.maybe("alloc_streams")) {
         J smp = x["free_beside_work"]["samples"].nonempty();
         for (size_t i = 0; i < smp.size(); ++i) {
@@ -1229,33 +1231,20 @@ void fit_alloc_lines(const Pool& pool, Builder& b) {
             if (p["mode"].str() == "idle" || !p.has("free_return_after_last_kernel_end_us")) continue;
             fx.push_back(static_cast<double>(p["bytes"].bytes()) / static_cast<double>(1ull << 30));
             fy.push_back(p["free_return_after_last_kernel_end_us"].num());
+            ++streams;
         }
-        if (std::find(from.begin(), from.end(), "alloc_streams") == from.end()) from.push_back("alloc_streams");
     }
-    auto distinct = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return std::unique(v.begin(), v.end()) - v.begin();
-    };
-    if (distinct(fx) >= 2) {
-        std::string src;
-        for (const auto& f : from) src += (src.empty() ? "" : " + ") + f;
-        const fit::Line l = pool.guard("alloc_streams host.free_cost", [&] { return fit::fit_line(fx, fy); });
-        const std::string recipe = src + " cudaFree's return after the last kernel's end vs GiB freed (alloc_sizes' step loop, "
-                                         "alloc_streams' one or two busy streams)";
-        b.drop("host.free_cost");
-        b.time("host.free_cost", l.intercept, recipe + ": intercept", "linear least squares (Eigen QR)", l.rms, l.n);
-        b.time("host.free_cost_per_gib", l.slope, recipe + ": slope", "linear least squares (Eigen QR)", l.rms, l.n);
-    }
-    if (distinct(mx) >= 2) {
-        const fit::Line l = pool.guard("alloc_sizes host.malloc_cost", [&] { return fit::fit_line(mx, my); });
-        const std::string recipe = "alloc_sizes cudaMalloc after a free of its size (step loop, 2nd iteration on) vs GiB";
-        b.drop("host.malloc_cost");
-        b.time("host.malloc_cost", l.intercept, recipe + ": intercept", "linear least squares (Eigen QR)", l.rms, l.n);
-        b.time("host.malloc_cost_per_gib", l.slope, recipe + ": slope", "linear least squares (Eigen QR)", l.rms, l.n);
-    } else if (!pool.maybe("alloc").empty()) {
-        b.time("host.malloc_cost_per_gib", 0, "alloc: no step-loop samples over the size (alloc_sizes); host.malloc_cost "
-                                              "is the median over 1 MiB .. 1 GiB", "none", 0, 0);
-    }
+    const std::string fit_text = "linear least squares (Eigen QR)";
+    const fit::Line lf = pool.guard("alloc_sizes host.free_cost", [&] { return fit::fit_line(fx, fy); });
+    const std::string free_recipe = std::string("alloc_sizes cudaFree's return after the step loop's kernel end") +
+                                    (streams ? " + alloc_streams' after the last kernel of one or two busy streams" : "") +
+                                    " vs GiB freed";
+    b.time("host.free_cost", lf.intercept, free_recipe + ": intercept", fit_text, lf.rms, lf.n);
+    b.time("host.free_cost_per_gib", lf.slope, free_recipe + ": slope", fit_text, lf.rms, lf.n);
+    const fit::Line lm = pool.guard("alloc_sizes host.malloc_cost", [&] { return fit::fit_line(mx, my); });
+    const std::string malloc_recipe = "alloc_sizes cudaMalloc after a free of its size (step loop, 2nd iteration on) vs GiB";
+    b.time("host.malloc_cost", lm.intercept, malloc_recipe + ": intercept", fit_text, lm.rms, lm.n);
+    b.time("host.malloc_cost_per_gib", lm.slope, malloc_recipe + ": slope", fit_text, lm.rms, lm.n);
 }
 
 void fit_rules_sections(const Pool& pool, Builder& b) {
@@ -1439,8 +1428,15 @@ void fit_rules_sections(const Pool& pool, Builder& b) {
                 return v;
             });
         };
-        med_time("host.malloc_cost", pts_nums("device", "malloc_us"), "alloc median cudaMalloc, 1 MiB..1 GiB");
-        med_time("host.free_cost", pts_nums("device", "free_us"), "alloc median cudaFree on an idle device, 1 MiB..1 GiB");
+        // cudaMalloc and cudaFree are lines over the size from alloc_sizes (fit_alloc_lines); the
+        // idle device's medians over all sizes are a check.
+        {
+            const std::vector<double> m = pts_nums("device", "malloc_us"), f = pts_nums("device", "free_us");
+            if (!m.empty() && !f.empty())
+                b.cal.checks.push_back("alloc: median cudaMalloc " + us_text(fit::median(m)) + ", cudaFree on an idle device " +
+                                       us_text(fit::median(f)) + " over 1 MiB .. 1 GiB; host.malloc_cost and host.free_cost are "
+                                       "lines over the size from alloc_sizes");
+        }
         med_time("host.malloc_async_cost", pts_nums("async", "malloc_async_us"), "alloc median cudaMallocAsync from a warm pool");
         auto bw_fit = [&](const char* key, const char* group, const char* field, const std::string& what) {
             std::vector<double> x, y;

@@ -473,8 +473,13 @@ TEST_CASE("calibrate: the hardware-fidelity sections on synthetic samples") {
     // Without graph_nodes both node gaps come from the empty-kernel slope.
     CHECK(value_of(c, "graph.node_gap_small") == value_of(c, "graph.node_gap"));
     CHECK(value_of(c, "graph.copy_node_extra") == Approx(1.6e6));
-    CHECK(value_of(c, "host.malloc_cost") == Approx(400e6));
-    CHECK(value_of(c, "host.free_cost") == Approx(1300e6));
+    // cudaMalloc and cudaFree are lines from alloc_sizes, which this input lacks: not fitted (base
+    // entries stay); the alloc medians are a check.
+    CHECK(c.find("host.malloc_cost") == nullptr);
+    CHECK(c.find("host.free_cost") == nullptr);
+    CHECK(std::any_of(c.checks.begin(), c.checks.end(), [](const std::string& x) {
+        return x.find("median cudaMalloc 400us, cudaFree on an idle device 1.3ms") != std::string::npos;
+    }));
     CHECK(value_of(c, "host.malloc_async_cost") == Approx(1e6));
     CHECK(c.find("host.malloc_host_bandwidth")->value == "2GB/s");
     CHECK(c.find("host.free_host_bandwidth")->value == "6GB/s");
@@ -1148,13 +1153,12 @@ TEST_CASE("calibrate: cudaMalloc and cudaFree lines over the size from alloc_siz
     CHECK(value_of(c, "host.malloc_cost") == Approx(80e6));
     CHECK(value_of(c, "host.malloc_cost_per_gib") == Approx(200e6));
     CHECK(c.find("host.malloc_cost")->samples == 15);
-    // Without alloc_sizes: the free line from alloc_streams alone; cudaMalloc the alloc median, flat.
+    // Without alloc_sizes none of the four is fitted (the base entries stay): alloc_streams alone
+    // has two sizes, and the alloc section's are of an idle device.
     f.doc["benchmarks"].erase("alloc_sizes");
     const hetsim::calib::Calibration old = hetsim::calib::calibrate({f});
-    CHECK(value_of(old, "host.free_cost") == Approx(60e6));
-    CHECK(value_of(old, "host.free_cost_per_gib") == Approx(1000e6));
-    CHECK(value_of(old, "host.malloc_cost_per_gib") == 0);
-    CHECK(old.find("host.malloc_cost")->fit == "median");
+    for (const char* k : {"host.free_cost", "host.free_cost_per_gib", "host.malloc_cost", "host.malloc_cost_per_gib"})
+        CHECK(old.find(k) == nullptr);
 }
 
 TEST_CASE("calibrate: the callback latencies from host_func_wait's idle times") {
