@@ -1210,11 +1210,12 @@ void fit_alloc_lines(const Pool& pool, Builder& b) {
     const std::vector<J> sizes = pool.maybe("alloc_sizes");
     if (sizes.empty()) return;
     std::vector<double> fx, fy, mx, my;
+    auto gib_of = [](const J& p) { return static_cast<double>(p["bytes"].bytes()) / static_cast<double>(1ull << 30); };
     for (const J& x : sizes) {
         J smp = x["loop"]["samples"].nonempty();
         for (size_t i = 0; i < smp.size(); ++i) {
             J p = smp.at(i);
-            const double gib = static_cast<double>(p["bytes"].bytes()) / static_cast<double>(1ull << 30);
+            const double gib = gib_of(p);
             if (p.has("free_return_after_kernel_end_us")) fx.push_back(gib), fy.push_back(p["free_return_after_kernel_end_us"].num());
             if (p["iter"].integer() > 0) {  // the first follows the idle phase, not a free of its size
                 const double m = p["malloc_us"].num();
@@ -1229,7 +1230,7 @@ void fit_alloc_lines(const Pool& pool, Builder& b) {
         for (size_t i = 0; i < smp.size(); ++i) {
             J p = smp.at(i);
             if (p["mode"].str() == "idle" || !p.has("free_return_after_last_kernel_end_us")) continue;
-            fx.push_back(static_cast<double>(p["bytes"].bytes()) / static_cast<double>(1ull << 30));
+            fx.push_back(gib_of(p));
             fy.push_back(p["free_return_after_last_kernel_end_us"].num());
             ++streams;
         }

@@ -77,15 +77,23 @@ void bench_alloc_sizes(Ctx& c, json& out) {
     syncs.push_back(clock_sync(c, "alloc_sizes/b"));
     CK(cudaFree(dsrc));
     CK(cudaFreeHost(hsrc));
+    // Each sample to the JSON, and to the preview's lines as hetsim calibrate takes them: every
+    // free with its kernel's end stamp, the mallocs from the 2nd iteration on (the first follows
+    // the idle phase, not a free of its size).
     json lp = json::array();
+    std::vector<double> fx, fy, mx, my;
     for (const Raw& x : loop) {
         json p = {{"bytes", x.bytes}, {"iter", x.iter}, {"malloc_us", r3(x.malloc_us)}, {"copy_call_us", r3(x.copy_call_us)},
                   {"launch_us", r3(x.launch_us)}, {"free_us", r3(x.free_us)}};
+        const double gib = double(x.bytes) / double(GiB);
         if (x.kernel_end) {
             const double end = gpu_to_host_ns(syncs, double(x.kernel_end));
-            p["free_return_after_kernel_end_us"] = r3((double(x.free_call_ns) + x.free_us * 1000.0 - end) * 1e-3);
+            const double after = (double(x.free_call_ns) + x.free_us * 1000.0 - end) * 1e-3;
+            p["free_return_after_kernel_end_us"] = r3(after);
             p["free_call_before_kernel_end_us"] = r3((end - double(x.free_call_ns)) * 1e-3);
+            fx.push_back(gib), fy.push_back(after);
         }
+        if (x.iter > 0) mx.push_back(gib), my.push_back(x.malloc_us);
         lp.push_back(p);
     }
     out["idle"] = {{"method", "per size: reps x (device sync; cudaMalloc; device sync; 50 us host spin; cudaFree)"}, {"points", idle}};
@@ -95,16 +103,9 @@ void bench_alloc_sizes(Ctx& c, json& out) {
                     "free_return_after_kernel_end_us = cudaFree's return - the host time of the kernel's end (clock_syncs)"},
                    {"iters", iters},
                    {"samples", lp}};
-    // Preview: the per-size line of the loop's cudaFree after the kernel, and of its cudaMalloc.
-    std::vector<double> x, yf, ym;
-    for (const Raw& r : loop) {
-        if (r.iter == 0 || !r.kernel_end) continue;  // the first iteration's malloc follows the idle phase
-        x.push_back(double(r.bytes) / double(GiB));
-        ym.push_back(r.malloc_us);
-        yf.push_back((double(r.free_call_ns) + r.free_us * 1000.0 - gpu_to_host_ns(syncs, double(r.kernel_end))) * 1e-3);
-    }
-    if (x.size() >= 4) {
-        const LineFit ff = fit_line(x, yf), fm = fit_line(x, ym);
+    // Preview: the per-size lines of the loop's cudaFree after the kernel and of its cudaMalloc.
+    if (fx.size() >= 4 && mx.size() >= 4) {
+        const LineFit ff = fit_line(fx, fy), fm = fit_line(mx, my);
         preview(out, "host.free_cost", ff.intercept, "us", "loop: cudaFree return after the kernel's end, intercept of the line over size");
         preview(out, "host.free_cost_per_gib", ff.slope, "us", "loop: the same line's slope, per GiB");
         preview(out, "host.malloc_cost", fm.intercept, "us", "loop: cudaMalloc after a free of the same size, intercept");
