@@ -7,18 +7,18 @@
 
 namespace hetsim {
 
+// Byte c as \xNN.
+inline void append_hex_escape(std::string& out, unsigned char c) {
+    static const char hex[] = "0123456789abcdef";
+    out.append("\\x").append(1, hex[c >> 4]).append(1, hex[c & 15]);
+}
+
 // Text made one printable line: bytes that are not printable ASCII become \xNN.
 inline std::string printable(const std::string& s) {
-    static const char hex[] = "0123456789abcdef";
     std::string out;
     for (unsigned char c : s) {
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
+        if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
+        else append_hex_escape(out, c);
     }
     return out;
 }
@@ -26,7 +26,6 @@ inline std::string printable(const std::string& s) {
 // A message kept on one line: control characters (a newline or an escape sequence from a name
 // in the input) become \n, \r, \t or \xNN; everything else, UTF-8 included, is kept.
 inline std::string escape_controls(const std::string& s) {
-    static const char hex[] = "0123456789abcdef";
     std::string out;
     out.reserve(s.size());
     for (unsigned char c : s) {
@@ -34,7 +33,7 @@ inline std::string escape_controls(const std::string& s) {
         else if (c == '\n') out += "\\n";
         else if (c == '\r') out += "\\r";
         else if (c == '\t') out += "\\t";
-        else out.append("\\x").append(1, hex[c >> 4]).append(1, hex[c & 15]);
+        else append_hex_escape(out, c);
     }
     return out;
 }
