@@ -217,6 +217,8 @@ void bench_block_placement(Ctx&, json&);
 void bench_alloc_sizes(Ctx&, json&);
 void bench_copy_stream_switch(Ctx&, json&);
 void bench_call_after_host_work(Ctx&, json&);
+void bench_call_gap(Ctx&, json&);
+void bench_um_tail_faults(Ctx&, json&);
 void bench_d2d_memset(Ctx&, json&);
 void bench_duplex(Ctx&, json&);
 void bench_same_direction(Ctx&, json&);

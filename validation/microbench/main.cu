@@ -599,6 +599,20 @@ const std::vector<Bench>& benches() {
          "kernel launch, cudaMemcpyAsync and cudaEventRecord call times after 0 .. 1000 us of host spin: do calls cost "
          "more after host work (validation 09/49/75: launches of 9-10 us against 4-5 us back to back)",
          bench_call_after_host_work},
+        // bench_v10.cu: what makes a call slow after a gap (the edge, and what runs during the gap).
+        {"call_gap",
+         {},
+         "",
+         "kernel launch, cudaMemcpyAsync and cudaEventRecord call times after host spin gaps of 0 .. 5000 us, and "
+         "after 100 / 500 / 1000 us gaps spent asleep, beside a kernel, beside D2H copies, beside another thread's "
+         "launches, entering the driver every 50 us, or writing a 1 / 4 MiB host buffer",
+         bench_call_gap},
+        {"um_tail_faults",
+         {},
+         "",
+         "GPU faults (one byte per 4 KiB page) of a 128 MiB managed tail after a 0 / 256 / 768 MiB head was prefetched to "
+         "the device: alone, beside a spin kernel, and with a spin kernel launched right after (validation 52/56/97)",
+         bench_um_tail_faults},
     };
     return v;
 }
