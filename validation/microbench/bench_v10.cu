@@ -173,7 +173,7 @@ void bench_call_gap(Ctx& c, json& out) {
 // per 4 KiB page, k_touch). Validation 52/56/97 fault their un-prefetched tails ~0.8x as fast as the
 // same start's whole-buffer faults (um_sparse, um_beside_faults), and 56's faulting kernel is slower
 // when a kernel launched after it on another stream waits for room. Per prefetched head P (0, 256,
-// 768 MiB) before a 128 MiB tail: events around a 4 x SMs x 512 touch kernel over the whole buffer
+// 512, 768, 1024 MiB) before a 128 MiB tail: events around a 4 x SMs x 512 touch kernel over the whole buffer
 // (the head resident, the tail faulting), alone; beside a spin kernel of SMs x 1024 threads launched
 // first on another stream (running throughout); and with that spin kernel launched right after it
 // (queued: it waits for room, as 56's `update`).
@@ -188,7 +188,7 @@ void bench_um_tail_faults(Ctx& c, json& out) {
     EventPool ev(2);
     json pts = json::array();
     std::vector<double> alone0, alone768;
-    for (size_t head : {size_t(0), 256 * MiB, 768 * MiB}) {
+    for (size_t head : {size_t(0), 256 * MiB, 512 * MiB, 768 * MiB, 1024 * MiB}) {
         const size_t B = head + tail;
         if (B + 1 * GiB > usable_device_bytes()) continue;
         char* m = nullptr;
@@ -229,4 +229,108 @@ void bench_um_tail_faults(Ctx& c, json& out) {
     if (!alone0.empty() && !alone768.empty())
         preview(out, "check.um_tail_after_768mib_over_whole", median(alone768) / median(alone0), "x",
                 "128 MiB tail fault kernel after a 768 MiB head prefetch / the same 128 MiB with no head");
+}
+
+// hetsim-microbench section call_context: what a call costs in the context real programs make it
+// in. The validation programs' uninstrumented host stamps show calls 2-5x as long as the back-to-back
+// microbenchmarks (validation 09 on 2026-12-04ai: a 24 MiB pinned upload call 10 us after 1.5 ms of
+// host work, the kernel launch after it and an event record 10 us, a D2H call 4.5-5 us, a
+// cudaEventSynchronize of done work 4 us; the model's 1.96 / 3.72 / 1.96 / 0.38 us). Each case: reps x
+// (device sync, 20 us spin, the untimed set-up, the timed call), with the previous op of the call's
+// stream on another engine and still running or done, big and small copies, and 09's sequence.
+void bench_call_context(Ctx& c, json& out) {
+    const bool q = c.opt.quick;
+    const int reps = q ? 6 : 32;
+    cudaStream_t s = c.s[0], s1 = c.s[1];
+    const size_t big = 24 * MiB, small = 4 * KiB;
+    char* h = static_cast<char*>(c.pinned(2 * big));
+    char* d = static_cast<char*>(c.dev(2 * big));
+    cudaEvent_t ev = nullptr, ev1 = nullptr;
+    CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&ev1, cudaEventDisableTiming));
+    auto h2d = [&](size_t n, cudaStream_t st) { return cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, st); };
+    auto d2h = [&](size_t n, cudaStream_t st) { return cudaMemcpyAsync(h + big, d + big, n, cudaMemcpyDeviceToHost, st); };
+    auto spin_k = [&](cudaStream_t st, uint64_t us) { return k_spin(st, us * 1000); };
+    struct Case {
+        const char* name;
+        std::function<void()> setup;
+        std::function<cudaError_t()> call;
+    };
+    const std::vector<Case> cases = {
+        {"launch_after_launch", [&] { CK(k_empty(s)); }, [&] { return k_empty(s); }},
+        {"launch_after_small_h2d_done", [&] { CK(h2d(small, s)); CK(cudaStreamSynchronize(s)); }, [&] { return k_empty(s); }},
+        {"launch_after_small_h2d", [&] { CK(h2d(small, s)); }, [&] { return k_empty(s); }},
+        {"launch_after_big_h2d_running", [&] { CK(h2d(big, s)); }, [&] { return k_empty(s); }},
+        {"launch_beside_big_h2d_other_stream", [&] { CK(h2d(big, s1)); }, [&] { return k_empty(s); }},
+        {"launch_after_kernel_running", [&] { CK(spin_k(s, 200)); }, [&] { return k_empty(s); }},
+        {"d2h_small_after_kernel_running", [&] { CK(spin_k(s, 200)); }, [&] { return d2h(small, s); }},
+        {"d2h_small_after_kernel_done", [&] { CK(k_empty(s)); CK(cudaStreamSynchronize(s)); }, [&] { return d2h(small, s); }},
+        {"d2h_small_after_d2h_small", [&] { CK(d2h(small, s)); }, [&] { return d2h(small, s); }},
+        {"h2d_small_after_big_h2d_running", [&] { CK(h2d(big, s)); }, [&] { return h2d(small, s); }},
+        {"h2d_small_idle", [] {}, [&] { return h2d(small, s); }},
+        {"h2d_big_idle", [] {}, [&] { return h2d(big, s); }},
+        {"d2h_big_after_kernel_running", [&] { CK(spin_k(s, 200)); }, [&] { return d2h(big, s); }},
+        {"event_record_after_big_h2d_running", [&] { CK(h2d(big, s)); }, [&] { return cudaEventRecord(ev, s); }},
+        {"event_record_after_kernel_running", [&] { CK(spin_k(s, 200)); }, [&] { return cudaEventRecord(ev, s); }},
+        {"event_record_idle", [] {}, [&] { return cudaEventRecord(ev, s); }},
+        {"event_sync_done", [&] { CK(cudaEventRecord(ev, s)); CK(cudaStreamSynchronize(s)); }, [&] { return cudaEventSynchronize(ev); }},
+        {"event_query_done", [&] { CK(cudaEventRecord(ev, s)); CK(cudaStreamSynchronize(s)); }, [&] { return cudaEventQuery(ev); }},
+        {"stream_sync_idle", [] {}, [&] { return cudaStreamSynchronize(s); }},
+        {"wait_event_running", [&] { CK(spin_k(s1, 200)); CK(cudaEventRecord(ev1, s1)); }, [&] { return cudaStreamWaitEvent(s, ev1, 0); }},
+        {"wait_event_done", [&] { CK(cudaEventRecord(ev1, s1)); CK(cudaStreamSynchronize(s1)); }, [&] { return cudaStreamWaitEvent(s, ev1, 0); }},
+    };
+    json pts = json::array();
+    for (const Case& k : cases) {
+        std::vector<double> t;
+        for (int r = 0; r < reps; ++r) {
+            CK(cudaDeviceSynchronize());
+            spin_host_us(20);
+            k.setup();
+            t.push_back(time_us(k.call));
+        }
+        CK(cudaDeviceSynchronize());
+        pts.push_back({{"case", k.name}, {"call_us", r3v(t)}});
+        progress(c, "call_context %-36s %.2f us", k.name, median(t));
+    }
+    out["cases"] = pts;
+    // Validation 09's iteration, two slots: host work 1.5 ms; 24 MiB upload; event record; a kernel
+    // of 264 x 1024 threads with arguments (0.8 ms); 4 MiB download; event record; then (from the
+    // second iteration) cudaEventSynchronize of the other slot's download event; host work 0.3 ms.
+    // Calls timed by position.
+    const int iters = q ? 4 : 12;
+    cudaEvent_t done[2];
+    for (auto& e : done) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    std::vector<std::vector<double>> at(6);
+    CK(cudaDeviceSynchronize());
+    for (int i = 0; i < iters; ++i) {
+        cudaStream_t st = c.s[i % 2];
+        spin_host_us(1500);
+        at[0].push_back(time_us([&] { return cudaMemcpyAsync(d + (i % 2) * (big / 2), h, big / 2, cudaMemcpyHostToDevice, st); }));
+        at[1].push_back(time_us([&] { return cudaEventRecord(ev, st); }));
+        at[2].push_back(time_us([&] { return k_spin_stamp(st, 264, 1024, 800000, 0, nullptr, nullptr); }));
+        at[3].push_back(time_us([&] { return cudaMemcpyAsync(h + big, d + big, 4 * MiB, cudaMemcpyDeviceToHost, st); }));
+        at[4].push_back(time_us([&] { return cudaEventRecord(done[i % 2], st); }));
+        if (i > 0) at[5].push_back(time_us([&] { return cudaEventSynchronize(done[(i + 1) % 2]); }));
+        spin_host_us(300);
+    }
+    CK(cudaDeviceSynchronize());
+    json seq = json::array();
+    for (auto& v : at) seq.push_back(r3v(v));
+    out["seq09"] = {{"calls", {"h2d_12mib_after_host", "event_record", "kernel_264x1024", "d2h_4mib", "event_record", "event_sync_other_slot"}},
+                    {"call_us", seq}};
+    progress(c, "call_context seq09: upload %.2f, record %.2f, launch %.2f, download %.2f, record %.2f, event sync %.2f us",
+             median(at[0]), median(at[1]), median(at[2]), median(at[3]), median(at[4]), at[5].empty() ? 0.0 : median(at[5]));
+    for (auto& e : done) CK(cudaEventDestroy(e));
+    CK(cudaEventDestroy(ev));
+    CK(cudaEventDestroy(ev1));
+    out["method"] = "cases: reps x (device sync, 20 us spin, the untimed set-up, the timed call; small = 4 KiB, big = 24 MiB "
+                    "pinned, kernel running = a 200 us spin kernel, events with cudaEventDisableTiming); seq09: validation "
+                    "09's iteration on two streams (1.5 ms host spin, 12 MiB upload, event record, a 0.8 ms kernel of 264 x "
+                    "1024 threads with arguments, 4 MiB download, event record, cudaEventSynchronize of the other slot's, "
+                    "0.3 ms spin), each call timed, call_us[position][iteration]";
+    for (const auto& p : pts)
+        if (p["case"] == "launch_after_big_h2d_running") {
+            std::vector<double> v = p["call_us"].get<std::vector<double>>();
+            preview(out, "check.launch_after_running_copy", median(v), "us", "kernel launch into a stream whose 24 MiB H2D copy runs");
+        }
 }

@@ -219,6 +219,7 @@ void bench_copy_stream_switch(Ctx&, json&);
 void bench_call_after_host_work(Ctx&, json&);
 void bench_call_gap(Ctx&, json&);
 void bench_um_tail_faults(Ctx&, json&);
+void bench_call_context(Ctx&, json&);
 void bench_d2d_memset(Ctx&, json&);
 void bench_duplex(Ctx&, json&);
 void bench_same_direction(Ctx&, json&);

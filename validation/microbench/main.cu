@@ -613,6 +613,13 @@ const std::vector<Bench>& benches() {
          "GPU faults (one byte per 4 KiB page) of a 128 MiB managed tail after a 0 / 256 / 768 MiB head was prefetched to "
          "the device: alone, beside a spin kernel, and with a spin kernel launched right after (validation 52/56/97)",
          bench_um_tail_faults},
+        {"call_context",
+         {},
+         "",
+         "API call times in the context programs make them: a launch, copy or event record into a stream whose last op "
+         "runs on another engine (running or done), big and small copies, event and stream syncs of done work, and "
+         "validation 09's iteration call by call",
+         bench_call_context},
     };
     return v;
 }
