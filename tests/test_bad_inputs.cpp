@@ -208,6 +208,14 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli("validate tests/bad --max-median -5"), "--max-median: error: expected a percentage of at least 0, got '-5'");
         check_one_line_error(run_cli("validate tests/bad --max-single inf"), "--max-single: error: expected a percentage of at least 0, got 'inf'");
     }
+    SECTION("validate --holdout-start --base that is a path") {
+        // The fold's profile was written to <temporary folder>/../victim/h200.yaml, over a file
+        // outside the folder (left there), and the folds validated with the unchanged profile.
+        for (const std::string base : {"../victim/h200", "/tmp/h200", ".h200", ""})
+            check_one_line_error(run_cli("validate --holdout-start tests/bad tests/bad --base '" + base + "'"),
+                                 "--base " + base + ": error: expected the name of a shipped profile such as h200 (the folds recalibrate "
+                                 "hw/profiles/<name>.yaml), not a path: got '" + base + "'");
+    }
     SECTION("the same name set twice") {
         // Which value won was not said.
         check_one_line_error(run_cli(run + "--set chunks=1 --set chunks=5"),
