@@ -174,6 +174,13 @@ TEST_CASE("outputs: an output that names an input of the command is refused, the
     refused(cli(by_param), "(-o): it is a profile file this command reads");
     CHECK(slurp(d.path / "p.yaml") == p_before);
     CHECK(!fs::exists(d.path / "o.csv"));
+    // import: the profile of --hardware (and its base) was overwritten by the scenario, which then
+    // named itself as its hardware.
+    refused(cli("import tests/import/traces/tiny.json --hardware " + d.q("p.yaml") + " -o " + d.q("p.yaml")),
+            "(-o): it is a profile file this command reads");
+    refused(cli("import tests/import/traces/tiny.json --hardware " + d.q("q.yaml") + " -o " + d.q("p.yaml")),
+            "(-o): it is a profile file this command reads");
+    CHECK(slurp(d.path / "p.yaml") == p_before);
 }
 
 TEST_CASE("outputs: symbolic links, FIFOs and device nodes are refused and left as they are") {
