@@ -229,6 +229,7 @@ int sweep_main(const std::vector<std::string>& args) {
     try {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
+        reject_empty_values(vm, d);
     } catch (const po::error& e) {
         std::cerr << "hetsim: error: " << option_error(e, all) << "\n";
         return 2;
@@ -375,6 +376,7 @@ int sweep_merge_main(const std::vector<std::string>& args) {
     try {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
+        reject_empty_values(vm, d);
     } catch (const po::error& e) {
         std::cerr << "hetsim: error: " << option_error(e, all) << "\n" << usage << "\n";
         return 2;
