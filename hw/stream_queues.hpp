@@ -21,14 +21,23 @@ public:
         Fifo<Entry>& q = queue_of(s);
         const bool waits = !q.empty() && q.back().stream != s;
         q.push_back(Entry{i, s, waits});
+        state_[i] = kQueued;
         return waits;
     }
     // Op i, of stream s, leaves its queue (the GPU takes it); returns the op that waited for it, or -1.
+    // An op behind the front leaves early only where its stream does not order it (independent
+    // nodes of a graph DAG); it is taken out when it reaches the front. It stayed there before, so
+    // that the next op of another stream waited for it without end (a false deadlock).
     int32_t leave(uint32_t i, int32_t s) {
-        if (!enabled_ || s < 0) return -1;
+        if (!enabled_ || s < 0 || state_[i] != kQueued) return -1;  // never joined (a task), or already left
         Fifo<Entry>& q = queue_of(s);
-        if (q.empty() || q.front().op != i) return -1;  // never joined (a task), or already left
+        if (q.front().op != i) {
+            state_[i] = kLeftEarly;
+            return -1;
+        }
+        state_[i] = kLeft;
         q.pop_front();
+        while (!q.empty() && state_[q.front().op] == kLeftEarly) state_[q.front().op] = kLeft, q.pop_front();
         return !q.empty() && q.front().waits ? static_cast<int32_t>(q.front().op) : -1;
     }
 
@@ -44,6 +53,8 @@ private:
     Fifo<Entry>& queue_of(int32_t stream) { return queues_[queue_[static_cast<size_t>(stream)]]; }
     std::vector<Fifo<Entry>> queues_;  // empty: streams do not share queues
     std::vector<uint32_t> queue_;      // per stream: the index of its queue in queues_
+    enum : uint8_t { kNotJoined, kQueued, kLeftEarly, kLeft };
+    std::vector<uint8_t> state_;       // per op, when enabled
     bool enabled_ = false;             // queues_ is not empty
 };
 

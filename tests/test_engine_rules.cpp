@@ -573,6 +573,39 @@ TEST_CASE("rule 5: streams sharing a hardware queue get false dependencies", "[e
     check_end(run_with("  gpu.hw_queues: 2\n  rules.hw_queues: off\n", kQueues), us(200));
 }
 
+TEST_CASE("rule 5: independent nodes of a graph leave a shared hardware queue in any order", "[engine][rules]") {
+    // Two roots of one launch start together; the node taken second left the queue while not at
+    // its front and stayed in it, so k (another stream on the one queue) waited without end: a
+    // false deadlock ("k (kernel): waits on 1 unfinished dependencies"). With 8 queues, the same
+    // happened to any ninth stream.
+    const std::string body = R"(options: {max_connections: 1}
+streams: [t, s]
+graphs:
+  g:
+    - kernel: a
+      duration: 100us
+    - kernel: b
+      duration: 50us
+      after: []
+threads:
+  main:
+    - graph_instantiate: g
+    - graph_launch: g
+      stream: t
+    - kernel: k
+      stream: s
+      duration: 10us
+    - device_sync:
+)";
+    // With a launch latency the GPU takes b before a (both ready at 5 us); k leaves the queue
+    // when b, the launch's last entry, has.
+    Sim s = run_with("  gpu.launch_latency: 5us\n", body);
+    check_gpu(s, "a", us(5), us(105));
+    check_gpu(s, "b", us(5), us(55));
+    check_gpu(s, "k", us(5), us(15));
+    check_end(s, us(105));
+}
+
 TEST_CASE("rule 5: H2D/D2H copies do not wait in a hardware queue behind another stream's work", "[engine][rules]") {
     // One queue for two streams, as 16 streams over 8 queues share them (validation 67: stream
     // k + 8's upload started at once, its first kernel when stream k's second kernel started).
