@@ -606,6 +606,50 @@ threads:
     check_end(s, us(105));
 }
 
+TEST_CASE("rule 5: a graph's nodes keep their launch's place in a shared hardware queue", "[engine][rules]") {
+    // Three threads launch a graph on their per-thread streams, all on one hardware queue. A
+    // launch's nodes are issued after it, one step each; they joined the queue behind the other
+    // threads' launches issued meanwhile, which wait (stream order) for their own nodes behind
+    // them: 'deadlock: 32 ops never finished ... join:w[0] ... blocked at stream_sync'
+    // (validation 108 with --set hardware.gpu.hw_queues=1 or 2 too).
+    Sim s = run(R"(hardware:
+  profile: h200
+  gpu.hw_queues: 1
+options: {default_stream: per_thread}
+graphs:
+  g:
+    - repeat: 3
+      do:
+        - kernel: node
+          duration: 5us
+          grid: 16
+threads:
+  main:
+    - graph_instantiate: g
+    - host: spawn
+      duration: 1us
+    - join: w
+  w:
+    count: 3
+    start_after: spawn
+    ops:
+      - repeat: 2
+        do:
+          - graph_launch: g
+            stream: per_thread
+          - stream_sync: per_thread
+)");
+    const Program& pg = s.sc.program;
+    uint32_t nodes = 0;
+    for (uint32_t i = 0; i < pg.ops.size(); ++i) {
+        if (!pg.ops[i].graph_node) continue;
+        ++nodes;
+        INFO(pg.op_name(i));
+        CHECK(s.tl.ops[i].gpu_start >= s.tl.ops[i - 1].gpu_end);  // after its launch, or the node before it
+    }
+    CHECK(nodes == 3 * 2 * 3);
+}
+
 TEST_CASE("rule 5: H2D/D2H copies do not wait in a hardware queue behind another stream's work", "[engine][rules]") {
     // One queue for two streams, as 16 streams over 8 queues share them (validation 67: stream
     // k + 8's upload started at once, its first kernel when stream k's second kernel started).
