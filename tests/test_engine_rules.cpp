@@ -1034,6 +1034,61 @@ threads:
 )";
 }  // namespace
 
+TEST_CASE("rule 7: another thread's op issued to a stream while a launch's nodes are issued follows the graph", "[engine][rules]") {
+    // t1 issues to stream b between t0's graph launch and its node: the op bound to the launch op
+    // and overtook the node, then the node took the stream's tail back, so that the next op
+    // overtook t1's callback; with a launch queue of 4 the entries taken out of order never
+    // freed: "deadlock: cb[2] (host_func)" (with the default depth after about 350 launches).
+    const std::string body = R"(  gpu.launch_queue_depth: 4
+streams: [a, b]
+graphs:
+  g:
+    - host_func: n0
+      id: n0
+      duration: 3us
+threads:
+  t0:
+    - graph_instantiate: g
+    - repeat: 2
+      do:
+        - kernel: k
+          stream: a
+          duration: 19us
+          grid: 500
+        - graph_launch: g
+          stream: b
+    - device_sync:
+  t1:
+    - graph_instantiate: g
+    - repeat: 3
+      do:
+        - memset_async: m
+          bytes: 8MiB
+          stream: b
+        - host_func: cb
+          stream: b
+          duration: 2us
+    - device_sync:
+)";
+    Sim s = run("hardware:\n  profile: h200\n" + body);
+    // Stream b runs its ops one at a time in the order they were issued (host calls' order).
+    std::vector<std::pair<Time, std::string>> issued;
+    for (uint32_t i = 0; i < s.sc.program.ops.size(); ++i)
+        if (s.sc.program.ops[i].stream == 2 && s.sc.program.ops[i].kind != OpKind::GraphLaunch)
+            issued.emplace_back(s.tl.ops[i].gpu_start, s.sc.program.op_name(i));
+    std::sort(issued.begin(), issued.end());
+    std::vector<std::string> order;
+    for (const auto& [t, name] : issued) order.push_back(name);
+    CHECK(order == std::vector<std::string>{"m[0]", "n0[0]", "cb[0]", "m[1]", "cb[1]", "n0[1]", "m[2]", "cb[2]"});
+    for (size_t k = 1; k < order.size(); ++k) {
+        INFO(order[k - 1] << " then " << order[k]);
+        CHECK(s.op(order[k - 1]).gpu_end <= s.op(order[k]).gpu_start);
+    }
+    // The same graph as a chain (no id): the same timeline.
+    Sim chain = run("hardware:\n  profile: h200\n" + body.substr(0, body.find("      id: n0\n")) + body.substr(body.find("      id: n0\n") + 13));
+    CHECK(chain.tl.end_to_end == s.tl.end_to_end);
+}
+
 TEST_CASE("rule 7: a graph costs one instantiation and one cheap launch, nodes follow closely", "[engine][rules]") {
     Sim s = run_with(kGraphHw, kGraphBody);
     // Instantiate 3 nodes x 3 us = 0-9. Launch 2 + 3 x 1 = 5 us: 9-14; the graph starts at
