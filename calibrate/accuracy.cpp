@@ -172,13 +172,18 @@ HoldoutReport validate_holdout(const std::vector<std::string>& dirs, const std::
     if (dirs.size() < 2)
         throw InputError({dirs.empty() ? std::string("--holdout-start") : dirs.front()},
                          "leave-one-start-out needs at least two machine starts (folders with microbench.json and measured/)");
+    const std::string src_dir = profiles_dir();
+    // A name, not a path: the fold's profile is written as <temporary folder>/<name>.yaml, and the
+    // scenarios load it by that name ('../x' wrote a file outside it and the folds used the original).
+    if (base_profile.empty() || base_profile.find_first_of("/\\") != std::string::npos || base_profile[0] == '.')
+        throw InputError({"--base " + base_profile}, "expected the name of a shipped profile such as h200 (the folds "
+                                                         "recalibrate hw/profiles/<name>.yaml), not a path: got '" + base_profile + "'");
     std::vector<MicrobenchFile> all;
     for (const auto& d : dirs) {
         const std::string mb = (fs::path(d) / "microbench.json").string();
         if (!fs::is_regular_file(mb)) throw InputError({d}, "no microbench.json here: each held-out start needs its microbenchmark run");
         all.push_back(load_microbench(mb));
     }
-    const std::string src_dir = profiles_dir();
     const std::string base_path = (fs::path(src_dir) / (base_profile + ".yaml")).string();
     if (!fs::is_regular_file(base_path)) throw InputError({"--base " + base_profile}, "no shipped profile " + base_path);
     const BaseProfile base = read_base_profile(base_path);

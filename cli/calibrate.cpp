@@ -69,6 +69,7 @@ int calibrate_main(const std::vector<std::string>& args) {
     try {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
+        reject_empty_values(vm, d);
     } catch (const po::error& e) {
         std::cerr << "hetsim: error: " << option_error(e, all) << " (hetsim calibrate MICROBENCH.json ... -o OUT.yaml; --help lists the options)\n";
         return 2;

@@ -3,6 +3,7 @@
 #pragma once
 #include <boost/program_options/errors.hpp>
 #include <boost/program_options/options_description.hpp>
+#include <boost/program_options/variables_map.hpp>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ uint64_t parse_count(const std::string& option, const std::string& text, uint64_
 // An option parser's error, with "; did you mean '--no-suggest'?" for a long option that is
 // not one of `d`'s but near one (cli/options.cpp).
 std::string option_error(const boost::program_options::error& e, const boost::program_options::options_description& d);
+
+// An option of `d` given on the command line with an empty value (--trace "", --time-limit "",
+// --shard ""): an InputError at the option ("-o" where it has a short name), not the option's absence.
+void reject_empty_values(const boost::program_options::variables_map& vm, const boost::program_options::options_description& d);
 
 constexpr uint64_t kMaxOpsLimit = uint64_t{1} << 40;  // the largest --max-ops
 

@@ -76,6 +76,7 @@ int compare_main(const std::vector<std::string>& args) {
     try {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
+        reject_empty_values(vm, d);
     } catch (const po::error& e) {
         std::cerr << "hetsim: error: " << option_error(e, all) << " (" << kCompareUsage << "; --help lists the options)\n";
         return 2;

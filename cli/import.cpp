@@ -42,6 +42,7 @@ int import_main(const std::vector<std::string>& args) {
     try {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
+        reject_empty_values(vm, d);
     } catch (const po::error& e) {
         std::cerr << "hetsim: error: " << option_error(e, all) << " (" << kImportUsage << "; --help lists the options)\n";
         return 2;
@@ -76,14 +77,22 @@ int import_main(const std::vector<std::string>& args) {
     if (!span_ovh.empty()) io.span_overhead = overhead(span_ovh, "--span-overhead");
     if (!call_ovh.empty()) io.call_overhead = overhead(call_ovh, "--call-overhead");
     if (!kernel_exc.empty()) io.kernel_excess = overhead(kernel_exc, "--kernel-excess");
-    if (!hardware.empty()) load_profile(hardware, SourceLoc{"--hardware " + hardware});  // a bad name is bad input here
+    // Never over the trace or a profile file it reads (--hardware p.yaml -o p.yaml replaced the
+    // profile with a scenario naming itself), nor a non-regular file: checked before any work.
+    Outputs outs;
+    outs.input(trace, "the profiler trace");
+    if (!hardware.empty())  // a bad name is bad input here
+        for (const ProfileFile& f : load_profile_sources(hardware, SourceLoc{"--hardware " + hardware}).files) outs.input(f.path, "a profile file");
+    if (!out.empty() && out != "-") outs.declare("-o", out);
     const uint64_t cap = parse_max_memory(max_memory);
     const import::KinetoTrace t = import::read_kineto_trace(trace, cap);
     const import::Workload w = import::build_workload(t, io);
 
     import::EmitOptions eo;
     eo.source = trace;
-    const HwProfile prof = load_profile(w.profile, SourceLoc{trace});
+    const LoadedProfile loaded = load_profile_sources(w.profile, SourceLoc{trace});
+    for (const ProfileFile& f : loaded.files) outs.input(f.path, "a profile file");
+    const HwProfile& prof = loaded.profile;
     import::check_kernels_fit(w, prof, trace);
     eo.pin_bandwidth = prof.pageable_h2d_warm_bw;
     eo.pin_bandwidth_from = "host.pageable_h2d_warm_bandwidth of " + w.profile + " at import time";
@@ -98,10 +107,7 @@ int import_main(const std::vector<std::string>& args) {
     if (out.empty() || out == "-") {
         std::cout << yaml;
     } else {
-        // Never over the trace or a non-regular file; written whole or not at all (cli/outputs).
-        Outputs outs;
-        outs.input(trace, "the profiler trace");
-        outs.declare("-o", out);
+        // Written whole or not at all (cli/outputs).
         outs.set("-o", yaml);
         outs.commit();
         size_t ops = 0;

@@ -55,6 +55,7 @@ int parse(const std::vector<std::string>& args, po::options_description& visible
     try {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
+        reject_empty_values(vm, visible);
     } catch (const po::error& e) {
         std::cerr << "hetsim: error: " << option_error(e, all) << " (" << usage << "; --help lists the options)\n";
         return 2;

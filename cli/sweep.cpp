@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/outputs.hpp"
+#include "frontend/profile_loader.hpp"
 #include "frontend/scenario.hpp"
 #include "frontend/yaml_util.hpp"
 #include "report/analysis.hpp"
@@ -80,14 +81,17 @@ private:
 
 // Loads point 0, so that an unknown param or a bad value fails before any work, naming its
 // option; returns its host threads' names (the utilisation columns).
-std::vector<std::string> check_first_point(const sweep::SweepDef& def, const std::string& text) {
+// The first point's host threads; `profile_files` gets the profile files it reads.
+std::vector<std::string> check_first_point(const sweep::SweepDef& def, const std::string& text, std::vector<std::string>& profile_files) {
     LoadOptions o;
     o.sets = def.point_sets(0);
     o.max_ops = def.max_ops;
     o.max_memory = def.max_memory;
     try {
         std::vector<std::string> threads;
-        for (const HostThread& t : load_scenario_text(text, def.scenario, o).program.threads) threads.push_back(t.name);
+        const Scenario sc = load_scenario_text(text, def.scenario, o);
+        for (const HostThread& t : sc.program.threads) threads.push_back(t.name);
+        profile_files = sc.profile_files;
         return threads;
     } catch (const InputError& e) {
         for (size_t i = 0; i < def.axes.size(); ++i)
@@ -225,6 +229,7 @@ int sweep_main(const std::vector<std::string>& args) {
     try {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
+        reject_empty_values(vm, d);
     } catch (const po::error& e) {
         std::cerr << "hetsim: error: " << option_error(e, all) << "\n";
         return 2;
@@ -259,7 +264,17 @@ int sweep_main(const std::vector<std::string>& args) {
     sweep::Shard shard = a.shard.empty() ? sweep::Shard{} : sweep::parse_shard(a.shard);
     def.max_memory = parse_max_memory(a.max_memory);
     check_rows_memory(def, shard, !a.plot.empty() || def.has_compare);
-    def.host_threads = check_first_point(def, text);
+    std::vector<std::string> profile_files;
+    def.host_threads = check_first_point(def, text, profile_files);
+    // -o (even with --overwrite) and --plot never replace the scenario's profile or its bases,
+    // nor those of a profile that a varied value names (hardware: ${gpu}, --vary gpu=a.yaml,b.yaml).
+    for (const sweep::Axis& ax : def.axes)
+        for (const std::string& v : ax.values)
+            if (std::filesystem::is_regular_file(v)) try {
+                    for (const ProfileFile& f : load_profile_sources(v, SourceLoc{"--vary " + ax.name}).files) profile_files.push_back(f.path);
+                } catch (const InputError&) {  // not a profile: a point that names it fails on its own
+                }
+    for (const std::string& f : profile_files) outs.input(f, "a profile file");
     const sweep::PlotRequest plot_req{a.x, a.series, a.heatmap, a.y};
     if (!a.plot.empty() || vm.count("y")) sweep::make_plot(def, {}, plot_req);  // a bad --x / --series / --y fails before any work
     if (a.out == "-") a.out.clear();  // stdout, as without -o
@@ -361,6 +376,7 @@ int sweep_merge_main(const std::vector<std::string>& args) {
     try {
         po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
         po::notify(vm);
+        reject_empty_values(vm, d);
     } catch (const po::error& e) {
         std::cerr << "hetsim: error: " << option_error(e, all) << "\n" << usage << "\n";
         return 2;

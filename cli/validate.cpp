@@ -61,6 +61,7 @@ int validate_main(const std::vector<std::string>& args) {
     try {
         po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
         po::notify(vm);
+        reject_empty_values(vm, d);
     } catch (const po::error& e) {
         std::cerr << "hetsim: error: " << option_error(e, d) << " (" << usage << ")\n";
         return 2;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace hetsim {
@@ -20,6 +21,11 @@ public:
         ring_[tail_++ & mask_] = v;
     }
     void pop_front() { ++head_; }
+    // Inserts v before element k from the front (k <= size()): O(size() - k).
+    void insert(size_t k, const T& v) {
+        push_back(v);
+        for (size_t j = size() - 1; j > k; --j) std::swap(ring_[(head_ + j) & mask_], ring_[(head_ + j - 1) & mask_]);
+    }
     // Element k from the front.
     const T& operator[](size_t k) const { return ring_[(head_ + k) & mask_]; }
 

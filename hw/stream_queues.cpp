@@ -11,6 +11,9 @@ HardwareQueues::HardwareQueues(const Program& pg, const HwProfile& hw) {
     enabled_ = true;
     // Stream s > 0 shares queue (s - 1) % n; the last one is the legacy default stream's own.
     queue_.resize(pg.streams.size());
+    state_.assign(pg.ops.size(), kNotJoined);
+    ops_ = pg.ops.data();
+    thread_launch_.assign(pg.threads.size(), 0);
     for (size_t s = 0; s < queue_.size(); ++s) queue_[s] = s == 0 ? n : static_cast<uint32_t>((s - 1) % n);
 }
 

@@ -9,7 +9,10 @@
 // launch of the same executable graph (Op::exec: each graph_instantiate makes one), from whatever
 // stream or thread (CUDA runs one launch of an executable graph at a time: "each launch is ordered
 // behind ... any previous launches of graphExec"); launches of different executables of one graph
-// do not wait for each other.
+// do not wait for each other. A launch's nodes are issued one by one after it (steps of its
+// thread); another thread's op issued to the stream meanwhile follows the whole graph, and the
+// stream's tail stays that op (it bound to the launch or its first nodes before, overtaking the
+// graph, and the graph's last nodes then took the tail back: a false deadlock in a full launch queue).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -24,7 +27,8 @@ public:
     Binder(const Program& pg, bool legacy_sync)
         : pg_(pg), stream_last_(pg.streams.size(), -1), stream_more_(pg.streams.size()),
           event_last_(pg.events.size(), -1), launch_(pg.threads.size(), -1), exec_last_(pg.execs.size(), -1),
-          sinks_(pg.graphs.size()), legacy_tied_(pg.streams.size(), 0) {
+          sinks_(pg.graphs.size()), legacy_tied_(pg.streams.size(), 0), open_launch_(pg.streams.size(), -1),
+          overtaken_(pg.streams.size(), 0) {
         for (size_t s = 0; s < pg.streams.size(); ++s) legacy_tied_[s] = legacy_sync && pg.streams[s].kind != StreamKind::NonBlocking;
         for (size_t g = 0; g < pg.graphs.size(); ++g) {
             const Graph& gr = pg.graphs[g];
@@ -59,7 +63,10 @@ public:
         // launch's last nodes by graph.relaunch_gap (rule 7; graph_relaunch: 2.34 us in one stream
         // as across streams), not by the gap between two nodes.
         const bool special = is_special(op.kind);
-        tail(s, special && relaunch_in_stream(op) ? CauseKind::GraphExec : CauseKind::StreamOrder, dep);
+        if (op.graph_node)  // a chain's node: the node before it, the launch for the first
+            dep(static_cast<int32_t>(i) - 1, CauseKind::StreamOrder);
+        else
+            tail(s, special && relaunch_in_stream(op) ? CauseKind::GraphExec : CauseKind::StreamOrder, dep);
         if (legacy_tied_[s]) {
             const StreamKind sk = pg_.streams[s].kind;
             if (sk == StreamKind::Legacy) {
@@ -93,6 +100,11 @@ public:
         if (op.graph_node) {
             const uint32_t launch = static_cast<uint32_t>(launch_[op.thread]);
             const uint32_t g = static_cast<uint32_t>(ops_[launch].graph);
+            // Another thread's op (or launch) was issued to the stream after this launch: the
+            // stream's tail is that op, which follows this graph.
+            const bool mine = open_launch_[s] == static_cast<int32_t>(launch);
+            if (mine && i - launch == pg_.graphs[g].nodes.size()) open_launch_[s] = -1;
+            if (!mine || overtaken_[s]) return;
             if (!pg_.graphs[g].chain()) {
                 if (i - launch != pg_.graphs[g].nodes.size()) return;  // not the last node yet
                 const std::vector<uint32_t>& sinks = sinks_[g];
@@ -104,6 +116,12 @@ public:
         }
         stream_last_[s] = static_cast<int32_t>(i);
         if (dags_ && !stream_more_[s].empty()) stream_more_[s].clear();
+        if (op.kind == OpKind::GraphLaunch && !op.graph_node) {
+            open_launch_[s] = static_cast<int32_t>(i);
+            overtaken_[s] = 0;
+        } else if (open_launch_[s] >= 0 && !op.graph_node) {
+            overtaken_[s] = 1;
+        }
     }
 
     // What a sync waits for: a stream's last work, an event's last record, every stream's.
@@ -139,6 +157,15 @@ private:
     }
     template <class Dep>
     void tail(int32_t s, CauseKind kind, Dep&& dep) const {
+        if (open_launch_[s] >= 0 && !overtaken_[s]) {  // a launch whose nodes are not all issued: its last nodes
+            const uint32_t launch = static_cast<uint32_t>(open_launch_[s]);
+            const Graph& g = pg_.graphs[ops_[launch].graph];
+            if (g.chain())
+                dep(static_cast<int32_t>(launch + g.nodes.size()), kind);
+            else
+                for (uint32_t k : sinks_[ops_[launch].graph]) dep(static_cast<int32_t>(launch + 1 + k), kind);
+            return;
+        }
         dep(stream_last_[s], kind);
         if (dags_)  // only a DAG graph's launch leaves more than one op at a stream's tail
             for (int32_t o : stream_more_[s]) dep(o, kind);
@@ -157,6 +184,8 @@ private:
     // and the stream is the legacy one or a blocking one), so that an op on a non-blocking
     // stream skips the test of its stream's kind.
     std::vector<uint8_t> legacy_tied_;
+    std::vector<int32_t> open_launch_;  // per stream: the last launch to it while its nodes are being issued (-1: none)
+    std::vector<uint8_t> overtaken_;    // per stream: an op of another thread was issued after that launch
 };
 
 }  // namespace hetsim

@@ -208,6 +208,34 @@ TEST_CASE("bad input: command-line errors", "[bad]") {
         check_one_line_error(run_cli("validate tests/bad --max-median -5"), "--max-median: error: expected a percentage of at least 0, got '-5'");
         check_one_line_error(run_cli("validate tests/bad --max-single inf"), "--max-single: error: expected a percentage of at least 0, got 'inf'");
     }
+    SECTION("validate --holdout-start --base that is a path") {
+        // The fold's profile was written to <temporary folder>/../victim/h200.yaml, over a file
+        // outside the folder (left there), and the folds validated with the unchanged profile.
+        for (const std::string base : {"../victim/h200", "/tmp/h200", ".h200"})
+            check_one_line_error(run_cli("validate --holdout-start tests/bad tests/bad --base '" + base + "'"),
+                                 "--base " + base + ": error: expected the name of a shipped profile such as h200 (the folds recalibrate "
+                                 "hw/profiles/<name>.yaml), not a path: got '" + base + "'");
+    }
+    SECTION("an option given an empty value") {
+        // Each was taken as the option left out: --trace "" wrote no trace, -o "" wrote to stdout,
+        // --time-limit "" ran without one, --shard "" ran every point, all with exit 0.
+        const std::string empty = ": error: the value is empty; give one, or leave the option out for its default";
+        check_one_line_error(run_cli(run + "--trace ''"), "--trace" + empty);
+        check_one_line_error(run_cli(run + "--time-limit ''"), "--time-limit" + empty);
+        check_one_line_error(run_cli(run + "--max-memory ''"), "--max-memory" + empty);
+        check_one_line_error(run_cli("lower " + file + " -o ''"), "-o" + empty);
+        check_one_line_error(run_cli("graph " + file + " --output ''"), "-o" + empty);
+        check_one_line_error(run_cli("sweep " + file + " --vary chunks=1,2 --shard ''"), "--shard" + empty);
+        check_one_line_error(run_cli("sweep " + file + " --vary chunks=1,2 -j ''"), "-j" + empty);
+        check_one_line_error(run_cli("compare " + file + " tests/bad/measured/01_empty.json --svg ''"), "--svg" + empty);
+        check_one_line_error(run_cli("import tests/import/traces/tiny.json --hardware ''"), "--hardware" + empty);
+        check_one_line_error(run_cli("calibrate tests/bad/microbench/01_empty.json --base '' -o /tmp/x.yaml"), "--base" + empty);
+        check_one_line_error(run_cli("validate tests/bad --scenarios ''"), "--scenarios" + empty);
+        check_one_line_error(run_cli("sweep-merge -o '' tests/bad/x.csv"), "-o" + empty);
+        // A list option's items are checked by its own parser.
+        check_one_line_error(run_cli(run + "--set ''"),
+                             "--set : error: expected name=value, e.g. --set chunks=8 or --set hardware.copy.h2d.bandwidth=32GB/s");
+    }
     SECTION("the same name set twice") {
         // Which value won was not said.
         check_one_line_error(run_cli(run + "--set chunks=1 --set chunks=5"),

@@ -573,6 +573,83 @@ TEST_CASE("rule 5: streams sharing a hardware queue get false dependencies", "[e
     check_end(run_with("  gpu.hw_queues: 2\n  rules.hw_queues: off\n", kQueues), us(200));
 }
 
+TEST_CASE("rule 5: independent nodes of a graph leave a shared hardware queue in any order", "[engine][rules]") {
+    // Two roots of one launch start together; the node taken second left the queue while not at
+    // its front and stayed in it, so k (another stream on the one queue) waited without end: a
+    // false deadlock ("k (kernel): waits on 1 unfinished dependencies"). With 8 queues, the same
+    // happened to any ninth stream.
+    const std::string body = R"(options: {max_connections: 1}
+streams: [t, s]
+graphs:
+  g:
+    - kernel: a
+      duration: 100us
+    - kernel: b
+      duration: 50us
+      after: []
+threads:
+  main:
+    - graph_instantiate: g
+    - graph_launch: g
+      stream: t
+    - kernel: k
+      stream: s
+      duration: 10us
+    - device_sync:
+)";
+    // With a launch latency the GPU takes b before a (both ready at 5 us); k leaves the queue
+    // when b, the launch's last entry, has.
+    Sim s = run_with("  gpu.launch_latency: 5us\n", body);
+    check_gpu(s, "a", us(5), us(105));
+    check_gpu(s, "b", us(5), us(55));
+    check_gpu(s, "k", us(5), us(15));
+    check_end(s, us(105));
+}
+
+TEST_CASE("rule 5: a graph's nodes keep their launch's place in a shared hardware queue", "[engine][rules]") {
+    // Three threads launch a graph on their per-thread streams, all on one hardware queue. A
+    // launch's nodes are issued after it, one step each; they joined the queue behind the other
+    // threads' launches issued meanwhile, which wait (stream order) for their own nodes behind
+    // them: 'deadlock: 32 ops never finished ... join:w[0] ... blocked at stream_sync'
+    // (validation 108 with --set hardware.gpu.hw_queues=1 or 2 too).
+    Sim s = run(R"(hardware:
+  profile: h200
+  gpu.hw_queues: 1
+options: {default_stream: per_thread}
+graphs:
+  g:
+    - repeat: 3
+      do:
+        - kernel: node
+          duration: 5us
+          grid: 16
+threads:
+  main:
+    - graph_instantiate: g
+    - host: spawn
+      duration: 1us
+    - join: w
+  w:
+    count: 3
+    start_after: spawn
+    ops:
+      - repeat: 2
+        do:
+          - graph_launch: g
+            stream: per_thread
+          - stream_sync: per_thread
+)");
+    const Program& pg = s.sc.program;
+    uint32_t nodes = 0;
+    for (uint32_t i = 0; i < pg.ops.size(); ++i) {
+        if (!pg.ops[i].graph_node) continue;
+        ++nodes;
+        INFO(pg.op_name(i));
+        CHECK(s.tl.ops[i].gpu_start >= s.tl.ops[i - 1].gpu_end);  // after its launch, or the node before it
+    }
+    CHECK(nodes == 3 * 2 * 3);
+}
+
 TEST_CASE("rule 5: H2D/D2H copies do not wait in a hardware queue behind another stream's work", "[engine][rules]") {
     // One queue for two streams, as 16 streams over 8 queues share them (validation 67: stream
     // k + 8's upload started at once, its first kernel when stream k's second kernel started).
@@ -956,6 +1033,61 @@ threads:
       stream: s
 )";
 }  // namespace
+
+TEST_CASE("rule 7: another thread's op issued to a stream while a launch's nodes are issued follows the graph", "[engine][rules]") {
+    // t1 issues to stream b between t0's graph launch and its node: the op bound to the launch op
+    // and overtook the node, then the node took the stream's tail back, so that the next op
+    // overtook t1's callback; with a launch queue of 4 the entries taken out of order never
+    // freed: "deadlock: cb[2] (host_func)" (with the default depth after about 350 launches).
+    const std::string body = R"(  gpu.launch_queue_depth: 4
+streams: [a, b]
+graphs:
+  g:
+    - host_func: n0
+      id: n0
+      duration: 3us
+threads:
+  t0:
+    - graph_instantiate: g
+    - repeat: 2
+      do:
+        - kernel: k
+          stream: a
+          duration: 19us
+          grid: 500
+        - graph_launch: g
+          stream: b
+    - device_sync:
+  t1:
+    - graph_instantiate: g
+    - repeat: 3
+      do:
+        - memset_async: m
+          bytes: 8MiB
+          stream: b
+        - host_func: cb
+          stream: b
+          duration: 2us
+    - device_sync:
+)";
+    Sim s = run("hardware:\n  profile: h200\n" + body);
+    // Stream b runs its ops one at a time in the order they were issued (host calls' order).
+    std::vector<std::pair<Time, std::string>> issued;
+    for (uint32_t i = 0; i < s.sc.program.ops.size(); ++i)
+        if (s.sc.program.ops[i].stream == 2 && s.sc.program.ops[i].kind != OpKind::GraphLaunch)
+            issued.emplace_back(s.tl.ops[i].gpu_start, s.sc.program.op_name(i));
+    std::sort(issued.begin(), issued.end());
+    std::vector<std::string> order;
+    for (const auto& [t, name] : issued) order.push_back(name);
+    CHECK(order == std::vector<std::string>{"m[0]", "n0[0]", "cb[0]", "m[1]", "cb[1]", "n0[1]", "m[2]", "cb[2]"});
+    for (size_t k = 1; k < order.size(); ++k) {
+        INFO(order[k - 1] << " then " << order[k]);
+        CHECK(s.op(order[k - 1]).gpu_end <= s.op(order[k]).gpu_start);
+    }
+    // The same graph as a chain (no id): the same timeline.
+    Sim chain = run("hardware:\n  profile: h200\n" + body.substr(0, body.find("      id: n0\n")) + body.substr(body.find("      id: n0\n") + 13));
+    CHECK(chain.tl.end_to_end == s.tl.end_to_end);
+}
 
 TEST_CASE("rule 7: a graph costs one instantiation and one cheap launch, nodes follow closely", "[engine][rules]") {
     Sim s = run_with(kGraphHw, kGraphBody);

@@ -113,9 +113,9 @@ struct Inputs : Dir {
     std::string scenario;  // quoted
     explicit Inputs(const std::string& name) : Dir(name) {
         std::ofstream(path / "s.yaml") << kScenario;
-        scenario = "'" + (path / "s.yaml").string() + "'";
+        scenario = std::string("'").append((path / "s.yaml").string()).append("'");  // not operator+: GCC 12 -Wrestrict false positive
     }
-    std::string q(const std::string& name) const { return "'" + (path / name).string() + "'"; }
+    std::string q(const std::string& name) const { return std::string("'").append((path / name).string()).append("'"); }
     void scenario_kept() const { CHECK(slurp(path / "s.yaml") == kScenario); }
 };
 
@@ -159,6 +159,27 @@ TEST_CASE("outputs: an output that names an input of the command is refused, the
     std::ofstream(d.path / "with_profile.yaml") << "hardware: {profile: " << (d.path / "p.yaml").string() << "}\n" << kScenario.substr(kScenario.find("streams"));
     const std::string p_before = slurp(d.path / "p.yaml");
     refused(cli("run " + d.q("with_profile.yaml") + " --csv " + d.q("p.yaml")), "(--csv): it is a profile file this command reads");
+    CHECK(slurp(d.path / "p.yaml") == p_before);
+    // sweep: the plot was written over the profile, and -o --overwrite replaced it with the CSV
+    // (the points after it then failed on a profile that was a CSV); also a profile only a
+    // varied value names (hardware: ${gpu}), and the base of the scenario's profile.
+    const std::string wp = d.q("with_profile.yaml");
+    refused(cli("sweep " + wp + " --vary hardware.sm.count=66,132 -o " + d.q("o.csv") + " --plot " + d.q("p.yaml")),
+            "(--plot): it is a profile file this command reads");
+    refused(cli("sweep " + wp + " --vary hardware.sm.count=66,132 --overwrite -o " + d.q("p.yaml")), "(-o): it is a profile file this command reads");
+    std::ofstream(d.path / "q.yaml") << "name: q\nbase: p.yaml\nparams:\n  sm.count: 33\n";
+    std::ofstream(d.path / "by_param.yaml") << "params: {gpu: h200}\nhardware: ${gpu}\n" << kScenario.substr(kScenario.find("streams"));
+    std::string by_param = "sweep " + d.q("by_param.yaml");
+    by_param.append(" --vary 'gpu=h200,").append((d.path / "q.yaml").string()).append("' --overwrite -o ").append(d.q("p.yaml"));
+    refused(cli(by_param), "(-o): it is a profile file this command reads");
+    CHECK(slurp(d.path / "p.yaml") == p_before);
+    CHECK(!fs::exists(d.path / "o.csv"));
+    // import: the profile of --hardware (and its base) was overwritten by the scenario, which then
+    // named itself as its hardware.
+    refused(cli("import tests/import/traces/tiny.json --hardware " + d.q("p.yaml") + " -o " + d.q("p.yaml")),
+            "(-o): it is a profile file this command reads");
+    refused(cli("import tests/import/traces/tiny.json --hardware " + d.q("q.yaml") + " -o " + d.q("p.yaml")),
+            "(-o): it is a profile file this command reads");
     CHECK(slurp(d.path / "p.yaml") == p_before);
 }
 
